@@ -1,0 +1,59 @@
+"""toolsearch: an LLM agent works with thousands of tools while the model sees only the few it needs.
+
+Layout (one concern per subpackage):
+    catalog/      Skill and Tool models, loading skill files and @tool functions, Registry, export
+    index/        the persisted Whoosh BM25F index and the Searcher over it
+    embed/        optional embedding rerank (the `embed` extra)
+    interceptor/  wrap(client): the tool_search meta-tool, sessions, LRU loadout
+    runtime/      Executor (timeout, retry, validation), hot reload, the agent loop
+    builtin/      handlers of the bundled skills in skills/
+    testing/      a real OpenAI-compatible HTTP server driven by a fake model
+    cli/          the `toolsearch` command
+"""
+
+from ._errors import (
+    CatalogError,
+    ConfigError,
+    IndexError_,
+    MissingDependencyError,
+    ModelBehaviorError,
+    Problem,
+    SkillError,
+    ToolExecutionError,
+    ToolNotFoundError,
+    ToolSearchError,
+    ToolTimeoutError,
+)
+from ._version import __version__
+from .catalog.export import export_tool
+from .catalog.hits import Hit, Retriever
+from .catalog.model import RetryPolicy, Skill, Tool
+from .catalog.registry import META_TOOL_NAME, Catalog, Registry
+from .tokens import count_tokens
+
+__all__ = sorted(
+    [
+        "META_TOOL_NAME",
+        "Catalog",
+        "CatalogError",
+        "ConfigError",
+        "Hit",
+        "IndexError_",
+        "MissingDependencyError",
+        "ModelBehaviorError",
+        "Problem",
+        "Registry",
+        "Retriever",
+        "RetryPolicy",
+        "Skill",
+        "SkillError",
+        "Tool",
+        "ToolExecutionError",
+        "ToolNotFoundError",
+        "ToolSearchError",
+        "ToolTimeoutError",
+        "__version__",
+        "count_tokens",
+        "export_tool",
+    ]
+)

@@ -1,0 +1,1 @@
+"""Skills and tools: their models, loading, the registry, and schema export."""

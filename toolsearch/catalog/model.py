@@ -1,0 +1,196 @@
+"""The values of a catalog: `Skill`, `Tool`, `RetryPolicy`.
+
+They are frozen pydantic models because they are validated from outside input (YAML/JSON skill files)
+and then shared read-only between threads. Field names are snake_case; the seed's camelCase spellings
+(`inputSchema`, `maxAttempts`, `initialDelay`, `dependsOn`) are accepted as aliases. Unknown fields are
+errors, so a typo such as `timout:` does not silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Callable, Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+__all__ = ["DEFAULT_TIMEOUT", "RetryPolicy", "Skill", "Tool", "parse_duration"]
+
+DEFAULT_TIMEOUT = 30.0
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from `15s`, `2m`, `500ms`, `1h` or a plain number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as '15s', '2m' or '500ms', got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"expected a duration such as '15s', '2m' or '500ms', got {value!r}")
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds < 0:
+        raise ValueError(f"a duration cannot be negative, got {value!r}")
+    return seconds
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        arbitrary_types_allowed=True,
+    )
+
+
+class RetryPolicy(_Model):
+    """How often to retry a failing tool and how long to wait between attempts."""
+
+    max_attempts: int = Field(1, ge=1, le=100)
+    backoff: Literal["fixed", "exponential"] = "fixed"
+    initial_delay: float = 1.0
+    max_delay: float = 30.0
+
+    _durations = field_validator("initial_delay", "max_delay", mode="before")(
+        lambda v: parse_duration(v)
+    )
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        if self.backoff == "fixed":
+            return min(self.initial_delay, self.max_delay)
+        return min(self.initial_delay * 2 ** (attempt - 1), self.max_delay)
+
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class Tool(_Model):
+    """One callable tool. `handler` is an import path (`pkg.mod:func`) or, for @tool functions, the
+    function object itself; None means search-only (a catalog loaded from tools.jsonl)."""
+
+    name: str
+    description: str = ""
+    handler: str | Callable[..., Any] | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    retry: RetryPolicy = RetryPolicy()
+    input_schema: dict[str, Any] = Field(default_factory=lambda: dict(EMPTY_SCHEMA))
+    tags: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    pinned: bool = False
+    skill: str = ""  # filled in by the owning Skill
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not TOOL_NAME.match(name):
+            raise ValueError(
+                f"tool name {name!r} must be 1-64 letters, digits, '_' or '-' (what model APIs accept)"
+            )
+        return name
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _check_timeout(cls, value: object) -> float:
+        seconds = parse_duration(value)
+        if seconds <= 0:
+            raise ValueError("timeout must be positive")
+        return seconds
+
+    @field_validator("handler")
+    @classmethod
+    def _check_handler(cls, handler: object) -> object:
+        if isinstance(handler, str) and not re.match(r"^[\w.]+:[\w.]+$", handler):
+            raise ValueError(
+                f"handler {handler!r} must be an import path like 'package.module:function'"
+            )
+        return handler
+
+    @field_validator("input_schema")
+    @classmethod
+    def _check_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path) or "(top level)"
+            raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        if schema.get("type", "object") != "object":
+            raise ValueError("input_schema must describe an object (type: object)")
+        return {"type": "object", "properties": {}, **schema}
+
+    @field_validator("tags", "examples", mode="before")
+    @classmethod
+    def _listify(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    def search_document(self) -> dict[str, Any]:
+        """Everything search looks at, as plain JSON (what fingerprints and index documents use)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "tags": list(self.tags),
+            "examples": list(self.examples),
+            "pinned": self.pinned,
+            "skill": self.skill,
+        }
+
+
+class Skill(_Model):
+    """A named, versioned group of tools, loaded and unloaded as a whole."""
+
+    name: str
+    version: str = "1.0.0"
+    description: str = ""
+    enabled: bool = True
+    tags: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    source: str | None = Field(default=None, exclude=True)  # the file it came from, for messages
+
+    _listify = field_validator("tags", "depends_on", mode="before")(
+        lambda v: [v] if isinstance(v, str) else v
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not name.strip():
+            raise ValueError("skill name must not be empty")
+        return name
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, (int, float)) else value  # YAML reads 1.0 as a float
+
+    @model_validator(mode="after")
+    def _own_tools(self) -> Skill:
+        seen: set[str] = set()
+        for tool in self.tools:
+            if tool.name in seen:
+                raise ValueError(f"tool {tool.name!r} is defined twice in skill {self.name!r}")
+            seen.add(tool.name)
+        if any(t.skill != self.name for t in self.tools):
+            owned = tuple(t.model_copy(update={"skill": self.name}) for t in self.tools)
+            object.__setattr__(self, "tools", owned)
+        return self
+
+    def search_fingerprint(self) -> str:
+        """Hash of what the index stores for this skill: changes exactly when its documents must."""
+        payload = {
+            "name": self.name,
+            "description": self.description,
+            "tags": list(self.tags),
+            "tools": [t.search_document() for t in self.tools],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,0 +1,46 @@
+"""The `toolsearch` command line: `toolsearch <verb> ...`.
+
+Each verb lives in its own module exposing `add_parser(subparsers)` and `run(args) -> int`; this module
+only dispatches. A `ToolSearchError` becomes one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .._errors import ToolSearchError
+from .._version import __version__
+
+__all__ = ["main"]
+
+# verb -> module under toolsearch.cli
+COMMANDS: dict[str, str] = {}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolsearch", description="Search and serve thousands of tools to an LLM."
+    )
+    parser.add_argument("--version", action="version", version=f"toolsearch {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module_name in COMMANDS.values():
+        importlib.import_module(f"{__name__}.{module_name}").add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except ToolSearchError as exc:
+        print(f"toolsearch {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,6 +27,7 @@ from ._errors import (
 from ._version import __version__
 from .catalog.export import export_tool
 from .catalog.hits import Hit, Retriever
+from .catalog.loader import LoadResult, load_skill_file, load_skills
 from .catalog.model import RetryPolicy, Skill, Tool
 from .catalog.registry import META_TOOL_NAME, Catalog, Registry
 from .tokens import count_tokens
@@ -38,6 +39,7 @@ __all__ = sorted(
         "CatalogError",
         "ConfigError",
         "Hit",
+        "LoadResult",
         "IndexError_",
         "MissingDependencyError",
         "ModelBehaviorError",
@@ -55,5 +57,7 @@ __all__ = sorted(
         "__version__",
         "count_tokens",
         "export_tool",
+        "load_skill_file",
+        "load_skills",
     ]
 )

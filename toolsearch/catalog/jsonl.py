@@ -1,0 +1,171 @@
+"""`tools.jsonl` catalogs: one tool per line, search-only (no handler), grouped into skills by `skill`.
+
+Each line is a JSON object with `name`, `description`, `parameters` (a JSON Schema object; `input_schema`
+and `inputSchema` are accepted too) and optionally `skill`; other fields (`original_name`, provenance) are
+ignored. Tools without a skill go to one default skill named after the file (`tools` for `tools.jsonl`).
+A bad line becomes a `Problem` with its line number and the rest still loads. Unlike a skill file, where a
+skill is one unit, a line here stands alone: a tool named like the meta-tool (public catalogs contain a
+`tool_search`) costs only that line, not its whole group.
+
+Speed is the design constraint: public eval catalogs have thousands of tools, and checking each schema
+against the 2020-12 metaschema with `jsonschema` costs ~1.5 ms (6 s for 4,000 tools). The check here is
+just as strict but fast: every schema node is checked with its property subschemas replaced by `true`
+and its free-text / free-value keywords (`description`, `default`, `enum` values, ...) blanked, since the
+metaschema accepts any value there. What is left is the node's *shape*, which repeats across thousands
+of tools, so each distinct shape is checked once (a few dozen per catalog). Tools are then built with
+`model_construct`, the validators' work having been done here.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from .._errors import Problem
+from .model import EMPTY_SCHEMA, TOOL_NAME, Skill, Tool
+from .registry import META_TOOL_NAME
+
+__all__ = ["check_schema", "load_jsonl"]
+
+_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema")
+# Keywords whose value is one subschema / a list of subschemas / a mapping of name -> subschema.
+_ONE = {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+        "unevaluatedItems", "unevaluatedProperties", "additionalItems", "contentSchema"}
+_MANY = {"allOf", "anyOf", "oneOf", "prefixItems"}
+_MAP = {"$defs", "definitions", "patternProperties", "dependentSchemas"}
+_TEXT = {"description", "title", "$comment"}  # must be strings; their content never matters
+_ANY = {"default", "const"}  # the metaschema accepts any value
+_ARRAY = {"enum", "examples"}  # must be arrays; items can be anything
+
+
+def load_jsonl(
+    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME
+) -> tuple[list[Skill], list[Problem]]:
+    """Skills (in order of first appearance) and problems (one per bad line) from a tools.jsonl file."""
+    path = Path(path)
+    file = str(path)
+    default_skill = path.stem
+    groups: dict[str, list[Tool]] = {}
+    first_line: dict[str, int] = {}
+    problems: list[Problem] = []
+    with path.open(encoding="utf-8") as stream:
+        for number, text in enumerate(stream, start=1):
+            if not text.strip():
+                continue
+            tool, problem = _tool_from_line(text, file, number, default_skill)
+            if problem is not None:
+                problems.append(problem)
+            elif tool.name == meta_tool_name:
+                problems.append(Problem(file, f"tool name {tool.name!r} is reserved for the search meta-tool",
+                                        field="name", line=number,
+                                        fix="rename the tool, or load with another meta_tool_name"))
+            elif tool.name in first_line:
+                problems.append(Problem(file, f"tool {tool.name!r} is already defined on line "
+                                        f"{first_line[tool.name]}", field="name", line=number,
+                                        fix="rename or delete one of the two lines"))
+            else:
+                first_line[tool.name] = number
+                groups.setdefault(tool.skill, []).append(tool)
+    skills = [Skill(name=name, tools=tuple(tools), source=file) for name, tools in groups.items()]
+    return skills, problems
+
+
+def _tool_from_line(text: str, file: str, number: int, default_skill: str) -> tuple[Tool, Problem | None]:
+    def problem(message: str, field: str = "", fix: str = "") -> tuple[Any, Problem]:
+        return None, Problem(file, message, field=field, line=number, fix=fix)
+
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return problem(f"malformed JSON: {exc.msg} (column {exc.colno})", fix="write one JSON object per line")
+    if not isinstance(row, dict):
+        return problem(f"expected a JSON object, got {type(row).__name__}", fix="write one JSON object per line")
+    name = row.get("name")
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        return problem(f"tool name {name!r} must be 1-64 letters, digits, '_' or '-'", "name",
+                       "give every line a valid `name`")
+    description = row.get("description", "")
+    if not isinstance(description, str):
+        return problem("description must be a string", "description", "quote the description")
+    skill = row.get("skill") or default_skill
+    if not isinstance(skill, str) or not skill.strip():
+        return problem(f"skill must be a non-empty string, got {skill!r}", "skill", "give a skill name or omit it")
+    key = next((k for k in _SCHEMA_KEYS if k in row), None)
+    schema = row[key] if key else EMPTY_SCHEMA
+    error = check_schema(schema)
+    if error:
+        return problem(error, key or "parameters", "give a JSON Schema object with type: object")
+    tool = Tool.model_construct(
+        name=name, description=description, input_schema={**EMPTY_SCHEMA, **schema}, skill=skill
+    )
+    return tool, None
+
+
+def check_schema(schema: Any) -> str | None:
+    """None if `schema` is a valid JSON Schema (2020-12) for tool input, else what is wrong with it."""
+    if not isinstance(schema, dict):
+        return f"the schema must be a JSON object, got {type(schema).__name__}"
+    if schema.get("type", "object") != "object":
+        return f"the schema must describe an object (type: object), got type {schema.get('type')!r}"
+    for node in _nodes(schema):
+        if isinstance(node, dict) and not _shape_ok(json.dumps(_shape(node), sort_keys=True)):
+            try:  # the shape is invalid: let jsonschema say why, on the real schema
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                where = "/".join(str(p) for p in exc.path) or "(top level)"
+                return f"not a valid JSON Schema at {where}: {exc.message}"
+            return "not a valid JSON Schema"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _shape_ok(shape: str) -> bool:
+    return _metaschema().is_valid(json.loads(shape))
+
+
+@lru_cache(maxsize=1)
+def _metaschema() -> Draft202012Validator:
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def _nodes(schema: Any):
+    """The schema and every subschema below `properties` (the part that varies between tools)."""
+    yield schema
+    if isinstance(schema, dict):
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            for sub in properties.values():
+                yield from _nodes(sub)
+
+
+def _shape(node: Any) -> Any:
+    """`node` with what cannot affect validity against the metaschema blanked (see module docstring)."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {f"p{i}": True for i in range(len(value))}  # each checked as its own node
+        elif key == "required" and isinstance(value, list):
+            ids: dict[Any, str] = {}  # keep duplicates duplicate: uniqueItems must still fail
+            out[key] = [ids.setdefault(v, f"r{len(ids)}") if isinstance(v, str) else v for v in value]
+        elif key in _TEXT and isinstance(value, str):
+            out[key] = ""
+        elif key in _ANY:
+            out[key] = None
+        elif key in _ARRAY and isinstance(value, list):
+            out[key] = []
+        elif key in _ONE:
+            out[key] = _shape(value)
+        elif key in _MANY and isinstance(value, list):
+            out[key] = [_shape(v) for v in value]
+        elif key in _MAP and isinstance(value, dict):
+            out[key] = {k: _shape(v) for k, v in value.items()}
+        else:
+            out[key] = value
+    return out

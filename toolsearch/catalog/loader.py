@@ -1,0 +1,241 @@
+"""Loading a whole catalog: a skills folder, one skill file, or a `tools.jsonl`.
+
+`load_skills` never raises for bad content. Every file is read on its own (one bad file never stops the
+others), then the survivors go through catalog-level checks in a fixed order, each of which leaves the
+offending skill out with a `Problem` naming files, lines and the fix:
+
+1. duplicate skill names (the first file in path order is kept, the problem names both files);
+2. disabled skills are skipped quietly (`LoadResult.skipped`), not reported as problems; they claim no
+   tool names, so a disabled draft never knocks out a live skill;
+3. a tool named like the search meta-tool (reserved);
+4. duplicate tool names across skills (first kept, both files named);
+5. `depends_on`: a missing, failed, disabled or left-out dependency, or a cycle, leaves the skill (and so,
+   transitively, its dependents) out; the rest comes back in topological order, ties broken by name, so
+   the order never depends on file names (the seed loaded skills in file-name order and broke on that).
+
+Only a path that does not exist raises (`ConfigError`): that is a wrong argument, not bad content.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from .._errors import ConfigError, Problem, SkillError
+from .model import Skill
+from .registry import META_TOOL_NAME, Registry
+from .skillfile import ParsedFile, load_skill_file, parse_skill_file
+
+__all__ = ["SKILL_SUFFIXES", "LoadResult", "load_registry", "load_skill_file", "load_skills", "skill_files"]
+
+SKILL_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """Skills ready to register (dependency order), what was wrong, and what was left out and why."""
+
+    skills: tuple[Skill, ...]
+    problems: tuple[Problem, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    files: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def tool_count(self) -> int:
+        return sum(len(s.tools) for s in self.skills)
+
+    def raise_on_problems(self) -> LoadResult:
+        """Raise `SkillError` carrying every problem, or return self: for callers that want strictness."""
+        if self.problems:
+            raise SkillError(list(self.problems))
+        return self
+
+
+def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> LoadResult:
+    """Load a skills folder (recursive), a single skill file, or a `tools.jsonl` catalog."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(
+            f"no such file or folder: {path}; pass a skills folder, a skill file (.yaml/.yml/.json) "
+            "or a tools.jsonl catalog"
+        )
+    if path.is_file() and path.suffix.lower() == ".jsonl":
+        from .jsonl import load_jsonl  # local import: jsonl imports this module for LoadResult
+
+        skills, problems = load_jsonl(path, meta_tool_name=meta_tool_name)
+        parsed = [ParsedFile(str(path), skill) for skill in skills]
+        files = [str(path)]
+    elif path.is_file():
+        if path.suffix.lower() not in SKILL_SUFFIXES:
+            raise ConfigError(
+                f"{path} is not a skill file; expected .yaml, .yml, .json or a tools.jsonl catalog"
+            )
+        files = [str(path)]
+        parsed, problems = [parse_skill_file(path)], []
+    else:
+        files = [str(p) for p in skill_files(path)]
+        parsed, problems = [parse_skill_file(p) for p in files], []
+    for item in parsed:
+        problems.extend(item.problems)
+    skills, more, skipped = _check_catalog(parsed, meta_tool_name)
+    return LoadResult(tuple(skills), tuple(problems) + tuple(more), MappingProxyType(skipped), tuple(files))
+
+
+def load_registry(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> tuple[Registry, LoadResult]:
+    """`load_skills` plus a `Registry` of the skills that loaded (the problems are in the result)."""
+    result = load_skills(path, meta_tool_name=meta_tool_name)
+    return Registry(result.skills, meta_tool_name=meta_tool_name), result
+
+
+def skill_files(folder: str | Path) -> list[Path]:
+    """Skill files under `folder`, recursively, in a deterministic order; hidden files and folders are
+    ignored (editors' swap files, `.git`)."""
+    folder = Path(folder)
+    found = []
+    for candidate in folder.rglob("*"):
+        relative = candidate.relative_to(folder)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if candidate.suffix.lower() in SKILL_SUFFIXES and candidate.is_file():
+            found.append(candidate)
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def _check_catalog(
+    parsed: list[ParsedFile], meta_tool_name: str
+) -> tuple[list[Skill], list[Problem], dict[str, str]]:
+    problems: list[Problem] = []
+    skipped: dict[str, str] = {}
+    failed: set[str] = set()  # names of skills left out because of a problem
+
+    def reject(item: ParsedFile, reason: str, field: str, fix: str, *path: object) -> None:
+        assert item.skill is not None
+        problems.append(Problem(item.path, reason, field=field, line=item.line(*path), fix=fix))
+        skipped.setdefault(item.skill.name, reason)
+        failed.add(item.skill.name)
+
+    kept: dict[str, ParsedFile] = {}
+    tool_owner: dict[str, ParsedFile] = {}
+    for item in parsed:
+        skill = item.skill
+        if skill is None:
+            continue
+        if skill.name in kept:
+            other = kept[skill.name].path
+            problems.append(Problem(item.path, f"skill {skill.name!r} is already defined in {other}",
+                                    field="name", line=item.line("name"),
+                                    fix="rename one of the two skills or delete one file"))
+            continue  # the first definition stays in service: do not mark the name as failed
+        kept[skill.name] = item
+        if not skill.enabled:
+            skipped[skill.name] = "disabled"
+            continue
+        reserved = [i for i, t in enumerate(skill.tools) if t.name == meta_tool_name]
+        if reserved:
+            reject(item, f"tool name {meta_tool_name!r} is reserved for the search meta-tool",
+                   f"tools[{reserved[0]}].name", "rename the tool", "tools", reserved[0], "name")
+            continue
+        clash = next(((i, t.name) for i, t in enumerate(skill.tools) if t.name in tool_owner), None)
+        if clash is not None:
+            first = tool_owner[clash[1]]
+            assert first.skill is not None
+            reject(item, f"tool {clash[1]!r} is already defined by skill {first.skill.name!r} in {first.path}",
+                   f"tools[{clash[0]}].name", "rename one of the two tools", "tools", clash[0], "name")
+            continue
+        for tool in skill.tools:
+            tool_owner[tool.name] = item
+    # A file that did not parse may still tell its skill's name: its dependents then say why they are out.
+    failed |= {p.name for p in parsed if p.skill is None and p.name and p.name not in kept}
+    enabled = {name: item for name, item in kept.items() if name not in failed and name not in skipped}
+    order = _dependency_order(enabled, kept, failed, skipped, problems)
+    return [enabled[name].skill for name in order], problems, skipped  # type: ignore[misc]
+
+
+def _dependency_order(
+    enabled: dict[str, ParsedFile],
+    known: dict[str, ParsedFile],
+    failed: set[str],
+    skipped: dict[str, str],
+    problems: list[Problem],
+) -> list[str]:
+    """Kahn's algorithm with a name-ordered heap; what cannot be ordered is reported and left out."""
+    deps = {n: tuple(dict.fromkeys(i.skill.depends_on)) for n, i in enabled.items()}  # type: ignore[union-attr]
+    left_out: dict[str, str] = {}
+
+    def leave_out(name: str, dep: str, reason: str, fix: str) -> None:
+        item = enabled[name]
+        path = ("depends_on", deps[name].index(dep)) if dep in deps[name] else ("depends_on",)
+        problems.append(Problem(item.path, reason, field="depends_on", line=item.line(*path), fix=fix))
+        left_out[name] = skipped[name] = reason
+
+    # Direct causes first, then propagate to dependents until nothing changes.
+    for name in sorted(enabled):
+        for dep in deps[name]:
+            if dep == name:
+                leave_out(name, dep, f"skill {name!r} depends on itself", "remove it from depends_on")
+            elif dep in enabled:
+                continue
+            elif dep in failed:
+                leave_out(name, dep, f"depends on {dep!r}, which failed to load", f"fix the problems of {dep!r}")
+            elif dep in known:
+                leave_out(name, dep, f"depends on {dep!r}, which is disabled", f"enable {dep!r} or drop the dependency")
+            else:
+                leave_out(name, dep, f"depends on {dep!r}, which no skill file defines",
+                          f"add a skill named {dep!r} or remove it from depends_on")
+            break
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(enabled):
+            bad = next((d for d in deps[name] if d in left_out), None)
+            if name not in left_out and bad is not None:
+                leave_out(name, bad, f"depends on {bad!r}, which was left out", f"fix {bad!r} first")
+                changed = True
+    remaining = {n for n in enabled if n not in left_out}
+    waiting = {n: len(deps[n]) for n in remaining}
+    dependents: dict[str, list[str]] = {n: [] for n in remaining}
+    for name in remaining:
+        for dep in deps[name]:
+            dependents[dep].append(name)
+    ready = [n for n in remaining if waiting[n] == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        order.append(name)
+        for child in dependents[name]:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(ready, child)
+    stuck = sorted(remaining - set(order))
+    for name in stuck:  # in a cycle, or depending on one
+        cycle = _cycle_through(name, deps, set(stuck))
+        if cycle:
+            leave_out(name, cycle[1], "dependency cycle: " + " -> ".join(cycle), "break the cycle in depends_on")
+    for name in stuck:
+        if name not in left_out:
+            bad = next(d for d in deps[name] if d in stuck)
+            leave_out(name, bad, f"depends on {bad!r}, which is in a dependency cycle", f"break the cycle at {bad!r}")
+    return order
+
+
+def _cycle_through(start: str, deps: dict[str, tuple[str, ...]], within: set[str]) -> list[str]:
+    """A dependency path from `start` back to itself inside `within`, or [] if `start` is on no cycle."""
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        node, path = stack.pop()
+        for dep in sorted(deps[node], reverse=True):
+            if dep == start:
+                return [*path, start]
+            if dep in within and dep not in seen:
+                seen.add(dep)
+                stack.append((dep, [*path, dep]))
+    return []

@@ -1,0 +1,282 @@
+"""The `filesystem` skill: read, write, edit, list, glob and grep files inside the workspace.
+
+Every path goes through `_workspace.resolve`, so nothing here can touch a file outside
+`context.workspace`. Outputs are capped because they land in the model's context window: a long file
+is cut with a note telling the model the exact `offset` to ask for next, and listings/greps stop at a
+limit and say how many more there were. `edit_file` follows seed 001: the snippet to replace must match
+exactly once, and the error for zero or several matches says which, so the model can fix its request.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..runtime.context import ToolContext
+from ._workspace import WorkspaceError, display, resolve
+
+__all__ = [
+    "delete_path",
+    "edit_file",
+    "file_info",
+    "glob",
+    "grep",
+    "list_dir",
+    "make_dir",
+    "move_path",
+    "read_file",
+    "write_file",
+]
+
+MAX_READ_CHARS = 100_000  # what one read_file may put into the context window
+MAX_LINE_CHARS = 2_000
+MAX_ENTRIES = 500
+GREP_MAX_FILE_BYTES = 5_000_000
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".mypy_cache"}
+
+
+def _read_text(path: Path, context: ToolContext) -> str:
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ValueError(
+            f"{display(context, path)!r} looks like a binary file ({len(data)} bytes); "
+            "read_file only shows text (hash_file or base64 tools can handle binary data)"
+        )
+    return data.decode("utf-8", errors="replace")
+
+
+def read_file(path: str, offset: int = 1, limit: int = 2000, *, context: ToolContext) -> str:
+    """Lines `offset`..`offset+limit-1` (1-based) of a text file, with a note when there is more."""
+    if offset < 1 or limit < 1:
+        raise ValueError("offset and limit must be at least 1 (offset is the 1-based first line)")
+    real = resolve(context, path, kind="file")
+    lines = _read_text(real, context).splitlines(keepends=True)
+    total = len(lines)
+    if total and offset > total:
+        raise ValueError(f"offset {offset} is past the end: {display(context, real)!r} has {total} lines")
+    out: list[str] = []
+    size = 0
+    end = offset - 1
+    for line in lines[offset - 1 : offset - 1 + limit]:
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"... [line cut at {MAX_LINE_CHARS} characters]\n"
+        if size + len(line) > MAX_READ_CHARS and out:
+            break
+        out.append(line)
+        size += len(line)
+        end += 1
+    text = "".join(out)
+    if end < total or offset > 1:
+        note = f"[showing lines {offset}-{end} of {total} in {display(context, real)}"
+        if end < total:
+            note += f"; call read_file with offset={end + 1} to read more"
+        text = text + ("" if text.endswith("\n") or not text else "\n") + note + "]"
+    return text
+
+
+def write_file(path: str, content: str, append: bool = False, *, context: ToolContext) -> str:
+    """Create or overwrite (or append to) a text file, creating parent folders as needed."""
+    real = resolve(context, path)
+    if real.is_dir():
+        raise ValueError(f"{display(context, real)!r} is a directory; give a file path")
+    existed = real.exists()
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with real.open("a" if append else "w", encoding="utf-8", newline="") as handle:
+        handle.write(content)
+    verb = "appended to" if append and existed else "overwrote" if existed else "created"
+    return f"{verb} {display(context, real)} ({len(content.encode('utf-8'))} bytes written)"
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def edit_file(
+    path: str, old_string: str, new_string: str, replace_all: bool = False, *, context: ToolContext
+) -> str:
+    """Replace an exact snippet that occurs exactly once (or every occurrence with replace_all)."""
+    if not old_string:
+        raise ValueError("old_string must not be empty; use write_file to create or overwrite a file")
+    if old_string == new_string:
+        raise ValueError("old_string and new_string are identical; nothing would change")
+    real = resolve(context, path, kind="file")
+    text = _read_text(real, context)
+    starts = [m.start() for m in re.finditer(re.escape(old_string), text)]
+    name = display(context, real)
+    if not starts:
+        hint = ""
+        if old_string.strip() and old_string.strip() in text:
+            hint = " (it does occur with different leading/trailing whitespace; copy it exactly)"
+        raise ValueError(
+            f"old_string was not found in {name!r}{hint}; read the file and copy the snippet exactly, "
+            "including indentation"
+        )
+    if len(starts) > 1 and not replace_all:
+        lines = ", ".join(str(_line_of(text, s)) for s in starts[:20])
+        raise ValueError(
+            f"old_string occurs {len(starts)} times in {name!r} (at lines {lines}); include more "
+            "surrounding text so it matches exactly once, or set replace_all to true"
+        )
+    count = len(starts)
+    updated = text.replace(old_string, new_string) if replace_all else text.replace(old_string, new_string, 1)
+    real.write_text(updated, encoding="utf-8", newline="")
+    where = f"line {_line_of(text, starts[0])}" if count == 1 else f"{count} places"
+    return f"edited {name}: replaced {count} occurrence{'s' if count > 1 else ''} at {where}"
+
+
+def list_dir(path: str = ".", show_hidden: bool = False, *, context: ToolContext) -> str:
+    """One entry per line: directories end with '/', files show their size."""
+    real = resolve(context, path, kind="dir")
+    entries = sorted(real.iterdir(), key=lambda p: (not p.is_dir(), p.name.lower()))
+    if not show_hidden:
+        entries = [e for e in entries if not e.name.startswith(".")]
+    lines = []
+    for entry in entries[:MAX_ENTRIES]:
+        if entry.is_symlink():
+            lines.append(f"{entry.name} -> {os.readlink(entry)}")
+        elif entry.is_dir():
+            lines.append(entry.name + "/")
+        else:
+            lines.append(f"{entry.name}  ({entry.stat().st_size} bytes)")
+    header = f"{display(context, real)}: {len(entries)} entries"
+    if len(entries) > MAX_ENTRIES:
+        header += f" (showing the first {MAX_ENTRIES})"
+    return "\n".join([header, *lines]) if lines else header + " (empty directory)"
+
+
+def _check_pattern(pattern: str) -> None:
+    if not pattern or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise WorkspaceError(
+            f"pattern {pattern!r} must be relative to the search folder and must not contain '..'"
+        )
+
+
+def glob(pattern: str, path: str = ".", *, context: ToolContext) -> str:
+    """Files and folders under `path` matching a glob such as "**/*.py", sorted by path."""
+    _check_pattern(pattern)
+    base = resolve(context, path, kind="dir")
+    found = []
+    for match in base.glob(pattern):
+        if match.resolve().is_relative_to(context.workspace) and not (set(match.parts) & SKIP_DIRS):
+            found.append(display(context, match) + ("/" if match.is_dir() else ""))
+    found.sort()
+    if not found:
+        return f"no paths match {pattern!r} under {display(context, base)}"
+    more = f"\n[{len(found) - MAX_ENTRIES} more not shown; narrow the pattern]" if len(found) > MAX_ENTRIES else ""
+    return "\n".join(found[:MAX_ENTRIES]) + more
+
+
+def _walk_files(base: Path, context: ToolContext, include: str | None):
+    if base.is_file():
+        yield base
+        return
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(files):
+            if include and not fnmatch.fnmatch(name, include):
+                continue
+            file = Path(folder) / name
+            if file.resolve().is_relative_to(context.workspace):
+                yield file
+
+
+def grep(
+    pattern: str,
+    path: str = ".",
+    include: str | None = None,
+    ignore_case: bool = False,
+    max_results: int = 100,
+    *,
+    context: ToolContext,
+) -> str:
+    """Lines matching a regular expression, as `file:line: text`, capped at `max_results`."""
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    base = resolve(context, path, must_exist=True)
+    hits: list[str] = []
+    total = 0
+    for file in _walk_files(base, context, include):
+        try:
+            if file.stat().st_size > GREP_MAX_FILE_BYTES:
+                continue
+            data = file.read_bytes()
+        except OSError:
+            continue
+        if b"\x00" in data[:8192]:
+            continue
+        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if regex.search(line):
+                total += 1
+                if len(hits) < max_results:
+                    hits.append(f"{display(context, file)}:{number}: {line.strip()[:300]}")
+    if not hits:
+        return f"no matches for {pattern!r} under {display(context, base)}"
+    if total > len(hits):
+        hits.append(f"[{total - len(hits)} more matches not shown; narrow the pattern or path]")
+    return "\n".join(hits)
+
+
+def file_info(path: str, *, context: ToolContext) -> dict[str, object]:
+    """Type, size, modification time and (for text files) the line count."""
+    real = resolve(context, path, must_exist=True)
+    stat = real.stat()
+    info: dict[str, object] = {
+        "path": display(context, real),
+        "type": "directory" if real.is_dir() else "file",
+        "size_bytes": stat.st_size,
+        "modified": datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat(timespec="seconds"),
+        "permissions": oct(stat.st_mode & 0o777),
+    }
+    if real.is_file() and stat.st_size <= GREP_MAX_FILE_BYTES:
+        data = real.read_bytes()
+        info["binary"] = b"\x00" in data[:8192]
+        if not info["binary"]:
+            info["lines"] = len(data.splitlines())
+    return info
+
+
+def make_dir(path: str, *, context: ToolContext) -> str:
+    """Create a folder (and its parents); fine if it already exists."""
+    real = resolve(context, path)
+    if real.exists() and not real.is_dir():
+        raise ValueError(f"{display(context, real)!r} exists and is a file")
+    real.mkdir(parents=True, exist_ok=True)
+    return f"directory {display(context, real)} is ready"
+
+
+def move_path(source: str, destination: str, overwrite: bool = False, *, context: ToolContext) -> str:
+    """Move or rename a file or folder inside the workspace."""
+    src = resolve(context, source, must_exist=True)
+    dst = resolve(context, destination)
+    if src == context.workspace:
+        raise ValueError("the workspace root itself cannot be moved")
+    if dst.exists() and not overwrite:
+        raise ValueError(f"{display(context, dst)!r} already exists; set overwrite to true to replace it")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(src), str(dst))
+    return f"moved {display(context, src)} to {display(context, dst)}"
+
+
+def delete_path(path: str, recursive: bool = False, *, context: ToolContext) -> str:
+    """Delete a file, or a folder (non-empty folders need recursive=true)."""
+    # Resolve the parent, not the entry: deleting a symlink removes the link, never its target.
+    given = resolve(context, path)
+    lexical = (context.workspace / path) if not Path(path).is_absolute() else Path(path)
+    target = lexical if lexical.is_symlink() and lexical.parent.resolve().is_relative_to(context.workspace) else given
+    if target == context.workspace:
+        raise ValueError("the workspace root itself cannot be deleted")
+    if not target.exists() and not target.is_symlink():
+        raise ValueError(f"{display(context, target)!r} does not exist in the workspace")
+    if target.is_dir() and not target.is_symlink():
+        if any(target.iterdir()) and not recursive:
+            raise ValueError(f"{display(context, target)!r} is a non-empty directory; set recursive to true")
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+    return f"deleted {display(context, target)}"

@@ -1,0 +1,158 @@
+"""`Loadout`: the tools a session has loaded, bounded by a count and a token budget.
+
+Two orders live here on purpose:
+- *load order* (insertion order of the dict) is the order the tools are sent in. It never changes for a
+  tool that stays loaded, so the prefix of the request stays byte-identical and provider prompt caches
+  survive between rounds.
+- *recency* (a use tick per tool) decides eviction: loading, being returned by a search again, or being
+  called all count as a use; the least recently used tool goes first.
+
+Eviction happens in batches: once a budget is exceeded, tools are evicted until the loadout is down to
+`low_water` times each budget, so the next few loads fit without touching the list again. Within one
+`load`, better-ranked tools get the newer ticks, so if a batch alone overflows the budget its worst hits
+are the ones that do not stay (reported as `dropped`, not as loaded-then-evicted).
+
+Not thread-safe by itself: `Session` serialises access with its lock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..catalog.export import export_tool
+from ..catalog.model import Tool
+from ..tokens import schema_tokens
+
+__all__ = ["LoadChange", "Loadout", "tool_tokens"]
+
+
+def tool_tokens(tool: Tool) -> int:
+    """Schema tokens of a tool as the model sees it (Chat Completions shape)."""
+    return schema_tokens(export_tool(tool, "openai"))
+
+
+@dataclass(frozen=True)
+class LoadChange:
+    """What one `load` did: newly loaded (best first), evicted (oldest first), and hits that did not
+    fit the budget at all."""
+
+    loaded: tuple[str, ...] = ()
+    evicted: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+
+@dataclass
+class _Entry:
+    tool: Tool
+    tokens: int
+    tick: int
+
+
+class Loadout:
+    def __init__(self, *, max_tools: int, max_tokens: int, low_water: float = 0.75):
+        self.max_tools = max_tools
+        self.max_tokens = max_tokens
+        self.low_water = low_water
+        self._entries: dict[str, _Entry] = {}
+        self._tick = 0
+
+    # -- reading -------------------------------------------------------------------------------
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Loaded tool names in load order (the order they are sent in)."""
+        return tuple(self._entries)
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(e.tool for e in self._entries.values())
+
+    @property
+    def tokens(self) -> int:
+        return sum(e.tokens for e in self._entries.values())
+
+    def lru_order(self) -> tuple[str, ...]:
+        """Names from least to most recently used (the eviction order)."""
+        return tuple(sorted(self._entries, key=lambda n: self._entries[n].tick))
+
+    # -- changing ------------------------------------------------------------------------------
+    def load(self, tools: Sequence[Tool]) -> LoadChange:
+        """Load `tools` (best first), refreshing the recency of those already loaded, then evict."""
+        fresh: list[str] = []
+        # Ticks are assigned worst-first so the best hit ends up most recent.
+        for tool in reversed(_unique(tools)):
+            self._tick += 1
+            entry = self._entries.get(tool.name)
+            if entry is None:
+                self._entries[tool.name] = _Entry(tool, tool_tokens(tool), self._tick)
+                fresh.append(tool.name)
+            else:
+                entry.tick = self._tick
+        fresh.reverse()
+        evicted = self._evict()
+        gone = set(evicted)
+        return LoadChange(
+            loaded=tuple(n for n in fresh if n not in gone),
+            evicted=tuple(n for n in evicted if n not in fresh),
+            dropped=tuple(n for n in fresh if n in gone),
+        )
+
+    def touch(self, names: Iterable[str]) -> None:
+        """Mark loaded tools as used now (e.g. the model called them)."""
+        for name in names:
+            entry = self._entries.get(name)
+            if entry is not None:
+                self._tick += 1
+                entry.tick = self._tick
+
+    def remove(self, names: Iterable[str]) -> tuple[str, ...]:
+        return tuple(n for n in names if self._entries.pop(n, None) is not None)
+
+    def refresh(self, current: dict[str, Tool] | object) -> tuple[str, ...]:
+        """Follow a new catalog snapshot: replace changed tool definitions in place (same position),
+        drop tools that no longer exist. Returns the dropped names."""
+        gone = []
+        for name, entry in list(self._entries.items()):
+            tool = current.get(name)  # type: ignore[attr-defined]
+            if tool is None:
+                gone.append(name)
+                del self._entries[name]
+            elif tool is not entry.tool:
+                entry.tool, entry.tokens = tool, tool_tokens(tool)
+        return tuple(gone)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def _over(self, count_cap: float, token_cap: float) -> bool:
+        return len(self._entries) > count_cap or self.tokens > token_cap
+
+    def _evict(self) -> list[str]:
+        if not self._over(self.max_tools, self.max_tokens):
+            return []
+        count_target = max(1, math.floor(self.max_tools * self.low_water))
+        token_target = self.max_tokens * self.low_water
+        evicted: list[str] = []
+        for name in self.lru_order():
+            if not self._over(count_target, token_target):
+                break
+            del self._entries[name]
+            evicted.append(name)
+        return evicted
+
+
+def _unique(tools: Sequence[Tool]) -> list[Tool]:
+    seen: set[str] = set()
+    out = []
+    for tool in tools:
+        if tool.name not in seen:
+            seen.add(tool.name)
+            out.append(tool)
+    return out

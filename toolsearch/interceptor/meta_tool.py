@@ -1,0 +1,114 @@
+"""The `tool_search` meta-tool: its schema, argument parsing, and the short answers the model reads.
+
+Answers are deliberately short: tool names and one-line descriptions. The full schemas go into the
+request's `tools` only (the 004 seed put them in the tool message as well and paid for them twice). The
+"no matching tools" answer is one canonical sentence that tells the model to stop re-searching with
+near-synonyms, which is the loop small models fall into otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog.model import Tool
+
+__all__ = [
+    "NO_MATCH",
+    "BadSearchArguments",
+    "SearchArgs",
+    "meta_tool",
+    "parse_search_arguments",
+    "render_hits",
+    "one_line",
+]
+
+NO_MATCH = (
+    "No matching tools found. Do not search again with similar words: answer with the tools you "
+    "already have, or tell the user that no available tool can do this."
+)
+
+
+def meta_tool(name: str, *, default_limit: int, max_limit: int) -> Tool:
+    """The meta-tool as a `Tool`, so it is exported (and token-counted) like every other tool."""
+    return Tool(
+        name=name,
+        description=(
+            "Search the tool catalog for tools that can do a task. Describe the need in a few words "
+            "(e.g. 'convert currency', 'read a file'); matching tools become callable in your next "
+            "step. Call it several times in one turn for several different needs."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What the tool should do, in a few keywords.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": max_limit,
+                    "description": f"How many tools to return (default {default_limit}).",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    )
+
+
+@dataclass(frozen=True)
+class SearchArgs:
+    query: str
+    limit: int
+
+
+class BadSearchArguments(ValueError):
+    """The model sent arguments we cannot search with; the message is written for the model."""
+
+
+def parse_search_arguments(raw: str | None, *, default_limit: int, max_limit: int) -> SearchArgs:
+    """Parse the JSON arguments of one `tool_search` call, or raise `BadSearchArguments`."""
+    try:
+        args: Any = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise BadSearchArguments(
+            f"Error: the arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
+            'Call again with e.g. {"query": "send an email"}.'
+        ) from None
+    if not isinstance(args, dict):
+        raise BadSearchArguments('Error: the arguments must be a JSON object like {"query": "..."}.')
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise BadSearchArguments(
+            'Error: "query" is required and must be a non-empty string describing the task.'
+        )
+    limit = args.get("limit", default_limit)
+    if limit is None:
+        limit = default_limit
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise BadSearchArguments(f'Error: "limit" must be a whole number from 1 to {max_limit}.')
+    return SearchArgs(query=query.strip(), limit=min(limit, max_limit))
+
+
+def one_line(text: str, max_chars: int) -> str:
+    """The first line of a description, cut at a word boundary."""
+    line = " ".join(text.strip().split("\n", 1)[0].split())
+    if len(line) <= max_chars:
+        return line
+    cut = line[: max_chars - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:.") + "…"
+
+
+def render_hits(tools: Sequence[Tool], *, max_chars: int) -> str:
+    """The tool message answering one search: names and one-line descriptions, or `NO_MATCH`."""
+    if not tools:
+        return NO_MATCH
+    lines = [f"Found {len(tools)} tool{'s' if len(tools) != 1 else ''}, now available to call:"]
+    lines += [f"- {t.name}: {one_line(t.description, max_chars)}".rstrip(": ") for t in tools]
+    return "\n".join(lines)

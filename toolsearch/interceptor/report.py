@@ -1,0 +1,136 @@
+"""The `toolsearch` report of one `create` call: what the interceptor did behind the model's back.
+
+It is attached to the returned `ChatCompletion` as `response.toolsearch` (openai's models accept extra
+attributes, so the return type stays `ChatCompletion`) and kept as `session.last_report`. Values are
+frozen dataclasses; `Recorder` is the mutable builder the turn core fills in as it goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = ["CallRecord", "Recorder", "Report", "RoundRecord", "SearchRecord", "Usage"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class SearchRecord:
+    query: str
+    limit: int
+    hits: tuple[str, ...]
+    prefetch: bool = False
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A tool call the model made. `outcome`: "search" (answered by the interceptor), "returned"
+    (handed to the caller), "executed" (agent loop), "rejected" (no such tool; answered to the model)
+    or "dropped" (removed from the final response)."""
+
+    name: str
+    arguments: str
+    outcome: str
+    result: str = ""
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One model call: the catalog tools it was shown and what came of its answer."""
+
+    index: int
+    tools_sent: tuple[str, ...]
+    tool_tokens: int
+    meta_offered: bool
+    searches: tuple[SearchRecord, ...] = ()
+    calls: tuple[CallRecord, ...] = ()
+    loaded: tuple[str, ...] = ()
+    evicted: tuple[str, ...] = ()
+    usage: Usage = Usage()
+
+
+@dataclass(frozen=True)
+class Report:
+    rounds: tuple[RoundRecord, ...]
+    prefetch: tuple[SearchRecord, ...] = ()
+    loaded: tuple[str, ...] = ()
+    evicted: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    usage: Usage = Usage()
+    round_limit_hit: bool = False
+    step_limit_hit: bool = False
+
+    @property
+    def searches(self) -> tuple[SearchRecord, ...]:
+        return self.prefetch + tuple(s for r in self.rounds for s in r.searches)
+
+    @property
+    def calls(self) -> tuple[CallRecord, ...]:
+        return tuple(c for r in self.rounds for c in r.calls)
+
+    @property
+    def model_calls(self) -> int:
+        return len(self.rounds)
+
+
+@dataclass
+class Recorder:
+    """Mutable builder of a `Report` (one per `create`)."""
+
+    rounds: list[RoundRecord] = field(default_factory=list)
+    prefetch: list[SearchRecord] = field(default_factory=list)
+    loaded: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    round_limit_hit: bool = False
+    step_limit_hit: bool = False
+
+    def start_round(self, *, tools_sent: tuple[str, ...], tool_tokens: int, meta: bool) -> None:
+        self.rounds.append(
+            RoundRecord(len(self.rounds) + 1, tools_sent, tool_tokens, meta_offered=meta)
+        )
+
+    def update_round(self, **changes: Any) -> None:
+        """Add to the current round: tuple fields are appended to, others replaced."""
+        current = self.rounds[-1]
+        merged = {
+            k: getattr(current, k) + tuple(v) if isinstance(getattr(current, k), tuple) else v
+            for k, v in changes.items()
+        }
+        self.rounds[-1] = replace(current, **merged)
+
+    def note_change(self, loaded: tuple[str, ...], evicted: tuple[str, ...], dropped=()) -> None:
+        self.loaded += loaded
+        self.evicted += evicted
+        self.dropped += dropped
+        if self.rounds:
+            self.update_round(loaded=loaded, evicted=evicted)
+
+    def build(self) -> Report:
+        total = Usage()
+        for r in self.rounds:
+            total = total + r.usage
+        return Report(
+            rounds=tuple(self.rounds),
+            prefetch=tuple(self.prefetch),
+            loaded=tuple(self.loaded),
+            evicted=tuple(self.evicted),
+            dropped=tuple(self.dropped),
+            usage=total,
+            round_limit_hit=self.round_limit_hit,
+            step_limit_hit=self.step_limit_hit,
+        )

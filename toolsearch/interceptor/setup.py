@@ -1,0 +1,119 @@
+"""Checks done once at `wrap()` time, and the glue between the turn core and the runtime.
+
+`check_setup` turns every mistake a developer can make when wiring the interceptor into a `ConfigError`
+that names the argument and the fix. `run_calls` / `run_calls_async` are the only places the interceptor
+touches the `Executor`; `make_reminder` the only place it touches the todo skill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import inspect
+from typing import Any
+
+from .._errors import ConfigError
+from ..catalog.hits import Retriever
+from .core import ToolCall, ToolOutput
+from .options import InterceptorOptions
+from .session import Session
+
+__all__ = ["check_setup", "make_reminder", "run_calls", "run_calls_async"]
+
+
+def check_setup(client: Any, searcher: Any, options: InterceptorOptions, executor: Any) -> bool:
+    """Validate the wiring; returns whether `client` is async."""
+    create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
+    if create is None:
+        raise ConfigError(
+            f"wrap() needs an openai.OpenAI or openai.AsyncOpenAI client, got {type(client).__name__}"
+        )
+    if not isinstance(searcher, Retriever):
+        raise ConfigError(
+            f"wrap() needs a searcher with .catalog and .search(query, k), got "
+            f"{type(searcher).__name__}; build one with Searcher.from_path('skills/')"
+        )
+    catalog = searcher.catalog
+    if options.meta_tool_name in catalog:
+        tool = catalog.tool(options.meta_tool_name)
+        raise ConfigError(
+            f"the catalog has a tool named {options.meta_tool_name!r} (skill {tool.skill!r}), the name "
+            "of the search meta-tool; rename that tool or pass meta_tool_name=... to wrap()"
+        )
+    for name in options.pinned:
+        if name not in catalog:
+            close = difflib.get_close_matches(name, list(catalog.tools), n=3)
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise ConfigError(f"option pinned: {name!r} is not a tool in the catalog{hint}")
+    if options.execute and executor is None:
+        raise ConfigError(
+            "execute=True needs an executor: wrap(client, searcher, execute=True, "
+            "executor=Executor(registry))"
+        )
+    if executor is not None and not options.execute:
+        raise ConfigError(
+            "an executor was given but execute=False; pass execute=True to run tool calls, "
+            "or drop executor= to hand tool calls back to your code"
+        )
+    if executor is not None and not (hasattr(executor, "run") and hasattr(executor, "arun")):
+        raise ConfigError(
+            f"executor must be a toolsearch Executor (with run/arun), got {type(executor).__name__}"
+        )
+    return _is_async(client, create)
+
+
+def _is_async(client: Any, create: Any) -> bool:
+    try:
+        from openai import AsyncOpenAI, OpenAI
+    except ImportError:  # pragma: no cover - openai is a dependency
+        return inspect.iscoroutinefunction(create)
+    if isinstance(client, AsyncOpenAI):
+        return True
+    if isinstance(client, OpenAI):
+        return False
+    return inspect.iscoroutinefunction(create)
+
+
+def _context(executor: Any, session: Session) -> Any:
+    return session.context if session.context is not None else getattr(executor, "context", None)
+
+
+def run_calls(executor: Any, session: Session, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
+    """Run one turn's calls concurrently (the executor's own thread handling), results in order."""
+    return asyncio.run(run_calls_async(executor, session, calls)) if len(calls) > 1 else [
+        _output(executor.run(c.name, c.arguments, **_ctx_kw(executor, session))) for c in calls
+    ]
+
+
+async def run_calls_async(executor: Any, session: Session, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
+    kw = _ctx_kw(executor, session)
+    results = await asyncio.gather(*(executor.arun(c.name, c.arguments, **kw) for c in calls))
+    return [_output(r) for r in results]
+
+
+def _ctx_kw(executor: Any, session: Session) -> dict[str, Any]:
+    # A session with its own context (own workspace / todo plan) overrides the executor's.
+    if session.context is None:
+        return {}
+    return {"context": session.context}
+
+
+def _output(result: Any) -> ToolOutput:
+    return ToolOutput(text=str(getattr(result, "text", result)), is_error=bool(getattr(result, "is_error", False)))
+
+
+def make_reminder(executor: Any, session: Session):
+    """A callable giving the todo plan's summary for this session, or None without a plan."""
+
+    def reminder() -> str | None:
+        context = _context(executor, session)
+        if context is None:
+            return None
+        try:
+            from ..builtin.todo import plan_summary
+        except ImportError:
+            return None
+        summary = plan_summary(context)
+        return summary or None
+
+    return reminder

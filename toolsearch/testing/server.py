@@ -1,0 +1,240 @@
+"""`FakeModelServer`: a real OpenAI-compatible HTTP server on 127.0.0.1, driven by a fake model.
+
+openai 3.x sends over its own HTTP stack, so transport mocks cannot see its requests; a real socket can.
+The server speaks the part of the Chat Completions API an agent uses: `POST /v1/chat/completions` with
+`tools` / `tool_calls`, `usage` figures (o200k_base token counts of what was sent and returned), SSE
+streaming when `stream=true` (with the usage chunk when `stream_options.include_usage`), and
+`GET /v1/models`. It checks requests the way the real API does where that catches client bugs: every
+`tool` message must answer a `tool_calls` id of the assistant message before it, every call must be
+answered, and tool names must be valid and unique. Every request body is recorded for assertions.
+
+Failures of the fake model come back as HTTP 500 with `x-should-retry: false`, so the openai client
+raises at once instead of retrying a script that cannot change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ..tokens import count_tokens, schema_tokens
+from .fake_model import FakeModel
+
+__all__ = ["FakeModelServer", "RequestError"]
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class RequestError(ValueError):
+    """A request the real API would reject with HTTP 400."""
+
+
+class FakeModelServer:
+    def __init__(self, model: FakeModel, *, host: str = "127.0.0.1", port: int = 0):
+        self.model = model
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+        self._ids = 0
+        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> FakeModelServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-model", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every chat completion request body received, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def client(self, **kwargs: Any) -> Any:
+        """An `openai.OpenAI` pointed at this server (no retries: failures should show at once)."""
+        from openai import OpenAI
+
+        return OpenAI(**{"api_key": "fake-key", "base_url": self.base_url, "max_retries": 0, **kwargs})
+
+    def async_client(self, **kwargs: Any) -> Any:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(**{"api_key": "fake-key", "base_url": self.base_url, "max_retries": 0, **kwargs})
+
+    # -- serving -------------------------------------------------------------------------------
+    def _complete(self, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validate, record, ask the model; returns (completion, message)."""
+        _validate(body)
+        with self._lock:
+            self._requests.append(body)
+            self._ids += 1
+            number = self._ids
+        message = dict(self.model.respond(body))
+        message["role"] = "assistant"
+        message.setdefault("content", None)
+        if not message.get("tool_calls"):
+            message.pop("tool_calls", None)
+        prompt = schema_tokens(body["messages"]) + (schema_tokens(body["tools"]) if body.get("tools") else 0)
+        completion = count_tokens(message.get("content") or "") + (
+            schema_tokens(message["tool_calls"]) if message.get("tool_calls") else 0
+        )
+        return {
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }, message
+
+
+def _validate(body: Any) -> None:
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        raise RequestError("'model' is required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("'messages' must be a non-empty array")
+    pending: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role == "tool":
+            if m.get("tool_call_id") not in pending:
+                raise RequestError(
+                    f"messages[{i}]: a 'tool' message must answer a tool_calls id of the preceding "
+                    f"assistant message (got {m.get('tool_call_id')!r})"
+                )
+            pending.discard(m["tool_call_id"])
+            continue
+        if pending:
+            raise RequestError(
+                f"messages[{i}]: tool_calls {sorted(pending)} of the assistant message were not answered"
+            )
+        if role == "assistant":
+            pending = {c.get("id") for c in m.get("tool_calls") or []}
+        elif role not in ("system", "developer", "user"):
+            raise RequestError(f"messages[{i}]: invalid role {role!r}")
+    names: set[str] = set()
+    for i, tool in enumerate(body.get("tools") or []):
+        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            raise RequestError(f"tools[{i}]: invalid function name {name!r}")
+        if name in names:
+            raise RequestError(f"tools[{i}]: duplicate function name {name!r}")
+        names.add(name)
+    if body.get("tool_choice") is not None and not body.get("tools"):
+        raise RequestError("'tool_choice' is only allowed when 'tools' are specified")
+
+
+def _chunks(completion: dict[str, Any], message: dict[str, Any], include_usage: bool):
+    """The SSE chunk sequence of a streamed completion: role, content pieces, tool call pieces,
+    the finish chunk, then the usage chunk if asked for."""
+    base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in re.findall(r"\S+\s*|\s+", message.get("content") or ""):
+        yield chunk({"content": piece})
+    for index, c in enumerate(message.get("tool_calls") or []):
+        fn = c["function"]
+        yield chunk({"tool_calls": [{"index": index, "id": c["id"], "type": "function",
+                                     "function": {"name": fn["name"], "arguments": ""}}]})
+        args = fn.get("arguments") or ""
+        for start in range(0, len(args), 8):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": args[start:start + 8]}}]})
+    yield chunk({}, completion["choices"][0]["finish_reason"])
+    if include_usage:
+        yield base | {"choices": [], "usage": completion["usage"]}
+
+
+def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def _json(self, status: int, payload: Any, *, retry: bool = True) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if not retry:
+                self.send_header("x-should-retry", "false")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _error(self, status: int, message: str, kind: str) -> None:
+            self._json(status, {"error": {"message": message, "type": kind, "param": None, "code": None}},
+                       retry=False)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                self._json(200, {"object": "list", "data": [
+                    {"id": "fake-model", "object": "model", "created": 0, "owned_by": "toolsearch"}]})
+            else:
+                self._error(404, f"no route GET {self.path}", "not_found_error")
+
+        def do_POST(self) -> None:
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._error(404, f"no route POST {self.path}", "not_found_error")
+                return
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
+                completion, message = server._complete(body)
+            except (json.JSONDecodeError, RequestError) as exc:
+                server.errors.append(str(exc))
+                self._error(400, str(exc), "invalid_request_error")
+                return
+            except Exception as exc:  # the fake model failed: report it, never retry
+                server.errors.append("".join(traceback.format_exception_only(exc)).strip())
+                self._error(500, f"fake model failed: {exc}", "server_error")
+                return
+            if not body.get("stream"):
+                self._json(200, completion)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()  # HTTP/1.0: the body ends when the connection closes
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            for piece in _chunks(completion, message, include):
+                self.wfile.write(f"data: {json.dumps(piece)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+    return Handler

@@ -168,10 +168,14 @@ class Executor:
         return self._sync(self.arun_many(calls, context=context))
 
     def _sync(self, coro: Awaitable[Any]) -> Any:
-        loop = self._background_loop()
-        if threading.current_thread() is self._loop_thread:
+        try:
+            loop = self._background_loop()
+            if threading.current_thread() is self._loop_thread:
+                raise ConfigError("Executor.run() called from inside an async tool; "
+                                  "use `await executor.arun()`")
+        except ConfigError:
             coro.close()  # type: ignore[attr-defined]
-            raise ConfigError("Executor.run() called from inside an async tool; use `await executor.arun()`")
+            raise
         return asyncio.run_coroutine_threadsafe(coro, loop).result()  # type: ignore[arg-type]
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
@@ -235,8 +239,9 @@ class Executor:
                 if hasattr(exc, "errors"):  # a pydantic ValidationError
                     raise ArgumentError(tool.name, pydantic_problems(exc), tool.input_schema) from None
                 raise ArgumentError(tool.name, [str(exc)], tool.input_schema) from None
-        unexpected = [f"unexpected argument '{u}' (remove it)"
-                      for u in sorted(set(args) - (binding.accepted or set(args)))]
+        allowed = binding.accepted if binding.accepted is not None else (
+            set(args) - {"context"} if binding.wants_context else set(args))
+        unexpected = [f"unexpected argument '{u}' (remove it)" for u in sorted(set(args) - allowed)]
         try:
             args = check_arguments(tool.name, tool.input_schema, args)
         except ArgumentError as exc:  # report the unexpected ones in the same message

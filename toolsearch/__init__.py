@@ -25,6 +25,7 @@ from ._errors import (
     ToolTimeoutError,
 )
 from ._version import __version__
+from .catalog.decorator import ToolFunction, result_to_text, skill_from_functions, tool
 from .catalog.export import export_tool
 from .catalog.hits import Hit, Retriever
 from .catalog.loader import LoadResult, load_skill_file, load_skills
@@ -51,6 +52,7 @@ __all__ = sorted(
         "SkillError",
         "Tool",
         "ToolExecutionError",
+        "ToolFunction",
         "ToolNotFoundError",
         "ToolSearchError",
         "ToolTimeoutError",
@@ -59,5 +61,8 @@ __all__ = sorted(
         "export_tool",
         "load_skill_file",
         "load_skills",
+        "result_to_text",
+        "skill_from_functions",
+        "tool",
     ]
 )

@@ -221,7 +221,7 @@ def _explain(error: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, str]:
         return message, "give a JSON Schema object, e.g. {type: object, properties: {q: {type: string}}}"
     if key == "handler":
         return message, "write the import path as package.module:function (or package.module:Class)"
-    if key == "name" and len(loc) == 3:
+    if key == "name" and "tool name" in message:
         return message, "rename the tool using only letters, digits, '_' and '-'"
     if kind == "literal_error":
         return f"{message} (got {error.get('input')!r})", f"use one of {error['ctx']['expected']}"

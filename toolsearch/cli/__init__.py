@@ -17,7 +17,10 @@ from .._version import __version__
 __all__ = ["main"]
 
 # verb -> module under toolsearch.cli
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "tools": "tools",
+    "validate": "validate",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import errno
 import os
 import threading
@@ -22,6 +23,7 @@ from toolsearch import (
     ToolNotFoundError,
     ToolTimeoutError,
 )
+from toolsearch.catalog.decorator import skill_from_functions, tool
 from toolsearch.runtime.context import ToolContext
 from toolsearch.runtime.executor import Executor, is_retryable
 from toolsearch.runtime.process import current_scope, run_subprocess
@@ -396,3 +398,26 @@ def test_closed_executor_refuses_work():
     ex.close()  # idempotent
     with pytest.raises(Exception, match="closed"):
         ex.run("nap", {"seconds": 0})
+
+
+# --- @tool functions ------------------------------------------------------------------------------
+
+def test_tool_functions_are_validated_and_converted_by_pydantic(tmp_path: Path):
+    @tool
+    def days_until(date: datetime.date, inclusive: bool = False) -> int:
+        """Days from 2024-01-01 until a date."""
+        return (date - datetime.date(2024, 1, 1)).days + int(inclusive)
+
+    @tool
+    async def where(context: ToolContext) -> str:
+        """Where the session works."""
+        return context.workspace.name
+
+    skill = skill_from_functions("dates", [days_until, where])
+    with Executor([skill], context=ToolContext(workspace=tmp_path)) as ex:
+        assert ex.run("days_until", '{"date": "2024-01-31", "inclusive": true}').text == "31"
+        bad = ex.run("days_until", {"date": "someday"})
+        assert bad.error_kind == "invalid_arguments" and "argument 'date'" in bad.text
+        missing = ex.run("days_until", {})
+        assert "missing required argument 'date'" in missing.text
+        assert ex.run("where").text == tmp_path.name

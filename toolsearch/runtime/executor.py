@@ -384,7 +384,11 @@ class Executor:
 def _invoke(binding: Binding, args: dict[str, Any], ctx: ToolContext) -> Any:
     target: Any = binding.target
     if binding.tool_function:
-        return target.invoke(args, context=ctx)
+        # Already validated and converted by `_prepare` (ToolFunction.validate): call the function
+        # itself rather than invoke(), which would validate the converted values a second time.
+        if getattr(target, "takes_context", False):
+            args = {**args, "context": ctx}
+        return getattr(target, "func", target)(**args)
     if binding.wants_context:
         return target(**args, context=ctx)
     return target(**args)

@@ -33,7 +33,6 @@ MAX_INT_BITS = 4_096  # ~1233 decimal digits: ample for a calculator, cheap to c
 _BIN: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-    ast.BitXor: operator.pow,  # calculators write 2^10 for a power; xor is never what a user means
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
@@ -90,7 +89,7 @@ def _eval(node: ast.AST) -> Any:
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
         left, right = _eval(node.left), _eval(node.right)
-        if type(node.op) in (ast.Pow, ast.BitXor):
+        if isinstance(node.op, ast.Pow):
             return _check_size(_power(left, right))
         if isinstance(node.op, ast.Mult) and isinstance(left, int) and isinstance(right, int):
             if left.bit_length() + right.bit_length() > MAX_INT_BITS + 1:
@@ -115,7 +114,9 @@ def _eval(node: ast.AST) -> Any:
 
 def calculate(expression: str) -> dict[str, Any]:
     """Evaluate an arithmetic expression safely, e.g. 'sqrt(2) * (3 + 4)^2 / 7'."""
-    text = expression.strip().replace("×", "*").replace("÷", "/")
+    # Calculators write 2^10 for a power (xor is never what a user means). Rewriting the text, not
+    # the tree, keeps the precedence right: Python's ^ binds looser than * and /.
+    text = expression.strip().replace("×", "*").replace("÷", "/").replace("^", "**")
     if not text:
         raise ValueError("expression must not be empty")
     if len(text) > MAX_EXPRESSION:

@@ -86,16 +86,16 @@ class Loadout:
     def load(self, tools: Sequence[Tool]) -> LoadChange:
         """Load `tools` (best first), refreshing the recency of those already loaded, then evict."""
         fresh: list[str] = []
-        # Ticks are assigned worst-first so the best hit ends up most recent.
-        for tool in reversed(_unique(tools)):
-            self._tick += 1
+        batch = _unique(tools)
+        base, self._tick = self._tick, self._tick + len(batch)
+        for rank, tool in enumerate(batch):
+            tick = base + len(batch) - rank  # the best hit gets the newest tick
             entry = self._entries.get(tool.name)
-            if entry is None:
-                self._entries[tool.name] = _Entry(tool, tool_tokens(tool), self._tick)
+            if entry is None:  # inserted in rank order: that is the order they are sent in
+                self._entries[tool.name] = _Entry(tool, tool_tokens(tool), tick)
                 fresh.append(tool.name)
             else:
-                entry.tick = self._tick
-        fresh.reverse()
+                entry.tick = tick
         evicted = self._evict()
         gone = set(evicted)
         return LoadChange(

@@ -28,7 +28,7 @@ from .core import AskModel, ModelReply, Outcome, RunTools, ToolCall, ToolOutput,
 from .options import InterceptorOptions
 from .report import Usage
 from .session import Session
-from .setup import check_setup, make_reminder, run_calls, run_calls_async
+from .setup import check_setup, make_reminder, run_calls, run_calls_async, session_context
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
@@ -47,8 +47,12 @@ class _Wrapper:
         self.default_session = session or Session(options, id="default")
 
     def session(self, *, id: str | None = None, context: Any = None) -> Session:
-        """A new, independent session (one per conversation)."""
-        return Session(self.options, id=id, context=context)
+        """A new, independent session (one per conversation). In the agent loop it gets its own
+        `ToolContext` (own state such as the todo plan; the executor's workspace) unless one is given."""
+        session = Session(self.options, id=id, context=context)
+        if context is None and self.executor is not None:
+            session.context = session_context(self.executor, session.id)
+        return session
 
     def with_session(self, session: Session):  # -> same wrapper type
         if not isinstance(session, Session):

@@ -7,7 +7,6 @@ touches the `Executor`; `make_reminder` the only place it touches the todo skill
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import inspect
 from typing import Any
@@ -18,7 +17,7 @@ from .core import ToolCall, ToolOutput
 from .options import InterceptorOptions
 from .session import Session
 
-__all__ = ["check_setup", "make_reminder", "run_calls", "run_calls_async"]
+__all__ = ["check_setup", "make_reminder", "run_calls", "run_calls_async", "session_context"]
 
 
 def check_setup(client: Any, searcher: Any, options: InterceptorOptions, executor: Any) -> bool:
@@ -55,9 +54,9 @@ def check_setup(client: Any, searcher: Any, options: InterceptorOptions, executo
             "an executor was given but execute=False; pass execute=True to run tool calls, "
             "or drop executor= to hand tool calls back to your code"
         )
-    if executor is not None and not (hasattr(executor, "run") and hasattr(executor, "arun")):
+    if executor is not None and not (hasattr(executor, "run_many") and hasattr(executor, "arun_many")):
         raise ConfigError(
-            f"executor must be a toolsearch Executor (with run/arun), got {type(executor).__name__}"
+            f"executor must be a toolsearch Executor (with run_many/arun_many), got {type(executor).__name__}"
         )
     return _is_async(client, create)
 
@@ -79,27 +78,29 @@ def _context(executor: Any, session: Session) -> Any:
 
 
 def run_calls(executor: Any, session: Session, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
-    """Run one turn's calls concurrently (the executor's own thread handling), results in order."""
-    return asyncio.run(run_calls_async(executor, session, calls)) if len(calls) > 1 else [
-        _output(executor.run(c.name, c.arguments, **_ctx_kw(executor, session))) for c in calls
-    ]
+    """Run one turn's calls concurrently (on the executor's own loop), results in call order."""
+    pairs = [(c.name, c.arguments) for c in calls]
+    return [_output(r) for r in executor.run_many(pairs, context=session.context)]
 
 
 async def run_calls_async(executor: Any, session: Session, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
-    kw = _ctx_kw(executor, session)
-    results = await asyncio.gather(*(executor.arun(c.name, c.arguments, **kw) for c in calls))
-    return [_output(r) for r in results]
-
-
-def _ctx_kw(executor: Any, session: Session) -> dict[str, Any]:
-    # A session with its own context (own workspace / todo plan) overrides the executor's.
-    if session.context is None:
-        return {}
-    return {"context": session.context}
+    pairs = [(c.name, c.arguments) for c in calls]
+    return [_output(r) for r in await executor.arun_many(pairs, context=session.context)]
 
 
 def _output(result: Any) -> ToolOutput:
     return ToolOutput(text=str(getattr(result, "text", result)), is_error=bool(getattr(result, "is_error", False)))
+
+
+def session_context(executor: Any, session_id: str) -> Any:
+    """A fresh per-session ToolContext (own state, e.g. its own todo plan) sharing the executor's
+    workspace and shell switch; None without an executor."""
+    base = getattr(executor, "context", None)
+    if base is None:
+        return None
+    from ..runtime.context import ToolContext
+
+    return ToolContext(workspace=base.workspace, allow_shell=base.allow_shell, session_id=session_id)
 
 
 def make_reminder(executor: Any, session: Session):

@@ -48,7 +48,9 @@ class FakeModelServer:
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> FakeModelServer:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-model", daemon=True)
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, args=(0.02,), name="fake-model", daemon=True
+            )
             self._thread.start()
         return self
 

@@ -31,6 +31,7 @@ from .catalog.hits import Hit, Retriever
 from .catalog.loader import LoadResult, load_skill_file, load_skills
 from .catalog.model import RetryPolicy, Skill, Tool
 from .catalog.registry import META_TOOL_NAME, Catalog, Registry
+from .interceptor import InterceptorOptions, Report, Session, wrap
 from .tokens import count_tokens
 
 __all__ = sorted(
@@ -40,14 +41,17 @@ __all__ = sorted(
         "CatalogError",
         "ConfigError",
         "Hit",
+        "InterceptorOptions",
         "LoadResult",
         "IndexError_",
         "MissingDependencyError",
         "ModelBehaviorError",
         "Problem",
         "Registry",
+        "Report",
         "Retriever",
         "RetryPolicy",
+        "Session",
         "Skill",
         "SkillError",
         "Tool",
@@ -64,5 +68,6 @@ __all__ = sorted(
         "result_to_text",
         "skill_from_functions",
         "tool",
+        "wrap",
     ]
 )

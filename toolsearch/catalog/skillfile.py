@@ -225,6 +225,9 @@ def _explain(error: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, str]:
         return message, "rename the tool using only letters, digits, '_' and '-'"
     if kind == "literal_error":
         return f"{message} (got {error.get('input')!r})", f"use one of {error['ctx']['expected']}"
+    if kind == "string_type" and isinstance(error.get("input"), bool):
+        return f"{message} (got {error['input']!r})", (
+            "YAML reads yes/no/on/off/true/false as booleans: quote the text, e.g. name: \"off\"")
     if "input" in error and not isinstance(error["input"], (dict, list)):
         return f"{message} (got {error['input']!r})", _type_fix(kind)
     return message, _type_fix(kind)

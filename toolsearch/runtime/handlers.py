@@ -12,7 +12,8 @@ an import path:
 `HandlerSet` follows a `Registry`. When a skill is loaded its class handlers are instantiated and their
 `init()` called; when the skill is replaced or removed its instances are retired and `close()` (or the
 seed's `destroy()`) is called once no call is still using them, so a reload never pulls an object out
-from under a running call. Resolution failures (a module that does not import, an `init()` that raises)
+from under a running call. On a replace, the new instances are initialized before the old ones are
+closed: the tool never has a moment without a working handler. Resolution failures (a module that does not import, an `init()` that raises)
 do not break the registry: they are kept on the tool's `Binding` and reported when the tool is called.
 """
 

@@ -138,7 +138,11 @@ def date_add(
     moment = _parse(date, tz)
     try:
         moment = _add_months(moment, years * 12 + months)
-        moment = moment + timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes)
+        # Days and weeks are calendar (wall-clock) steps; hours and minutes are elapsed time, so they
+        # are added in UTC: 01:30 + 2h on a spring-forward night is 04:30, not 03:30.
+        moment = moment + timedelta(weeks=weeks, days=days)
+        zone = moment.tzinfo
+        moment = (moment.astimezone(dt_timezone.utc) + timedelta(hours=hours, minutes=minutes)).astimezone(zone)
     except OverflowError:
         raise ValueError("the resulting date is outside years 1-9999") from None
     result = _describe(moment)

@@ -1,0 +1,80 @@
+"""`toolsearch reload`: bring a persisted index up to date with a skills folder, once or continuously.
+
+Once (the default): the folder is loaded and the index under `--index` is opened against it; the index
+store compares per-skill fingerprints with its manifest and rewrites only the skills that changed, so
+this is cheap to run after every edit (or in a git hook). `--watch` then keeps a `SkillReloader` on the
+folder: every debounced change is applied to the registry, the Searcher follows it, and the affected
+skills' documents are rewritten, with one line per change (and the problems of broken files, whose
+last good version stays indexed). Ctrl-C stops watching.
+
+Exit code: 0, or 1 with `--strict` when the folder has problems; a missing folder is exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError
+from ..catalog.loader import load_registry
+from ..runtime.reload import ReloadReport, SkillReloader
+
+__all__ = ["add_parser", "run"]
+
+DEFAULT_INDEX = "indexes/default"
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "reload", help="update the index from a skills folder (once, or --watch)",
+        description="Update the persisted index to match a skills folder, rewriting only changed skills; "
+                    "with --watch keep doing it as files change.",
+    )
+    parser.add_argument("--catalog", default="skills", help="skills folder (default: skills)")
+    parser.add_argument("--index", default=DEFAULT_INDEX, metavar="DIR",
+                        help=f"index folder (default: {DEFAULT_INDEX})")
+    parser.add_argument("--watch", action="store_true", help="keep watching the folder until Ctrl-C")
+    parser.add_argument("--debounce", type=float, default=0.2, metavar="SECONDS",
+                        help="quiet time before a change is applied when watching (default: 0.2)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if the folder has problems")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
+    from ..index.searcher import Searcher  # the index is only needed by this verb
+
+    folder = Path(args.catalog)
+    if not folder.is_dir():
+        raise ConfigError(f"--catalog {args.catalog}: not a folder; reload watches a skills folder")
+    registry, loaded = load_registry(folder)
+    for problem in loaded.problems:
+        print(f"toolsearch reload: warning: {problem}", file=sys.stderr)
+    searcher = Searcher(registry, args.index)
+    print(f"{searcher.last_build}")
+    if not args.watch:
+        return 1 if args.strict and loaded.problems else 0
+
+    def report(change: ReloadReport) -> None:
+        for problem in change.problems:
+            print(f"toolsearch reload: warning: {problem}", file=sys.stderr, flush=True)
+        if change.changed:
+            changes = ReloadReport(change.added, change.updated, change.removed)  # problems: above
+            print(f"{changes} -> index {searcher.last_build}", flush=True)
+
+    # This verb prints the reloader's reports itself; keep its log records from being printed twice.
+    logging.getLogger("toolsearch.runtime.reload").addHandler(logging.NullHandler())
+    stop = stop or threading.Event()
+    reloader = SkillReloader(folder, registry, debounce=args.debounce, on_change=report)
+    print(f"watching {folder} (Ctrl-C to stop)", flush=True)
+    try:
+        with reloader:
+            stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        searcher.close()
+    return 0

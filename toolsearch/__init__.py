@@ -32,6 +32,10 @@ from .catalog.loader import LoadResult, load_skill_file, load_skills
 from .catalog.model import RetryPolicy, Skill, Tool
 from .catalog.registry import META_TOOL_NAME, Catalog, Registry
 from .interceptor import InterceptorOptions, Report, Session, wrap
+from .runtime.context import ToolContext
+from .runtime.executor import Executor
+from .runtime.reload import ReloadReport, SkillReloader
+from .runtime.result import RetryableError, ToolResult
 from .tokens import count_tokens
 
 __all__ = sorted(
@@ -40,6 +44,7 @@ __all__ = sorted(
         "Catalog",
         "CatalogError",
         "ConfigError",
+        "Executor",
         "Hit",
         "InterceptorOptions",
         "LoadResult",
@@ -48,16 +53,21 @@ __all__ = sorted(
         "ModelBehaviorError",
         "Problem",
         "Registry",
+        "ReloadReport",
         "Report",
         "Retriever",
+        "RetryableError",
         "RetryPolicy",
         "Session",
         "Skill",
         "SkillError",
+        "SkillReloader",
         "Tool",
+        "ToolContext",
         "ToolExecutionError",
         "ToolFunction",
         "ToolNotFoundError",
+        "ToolResult",
         "ToolSearchError",
         "ToolTimeoutError",
         "__version__",

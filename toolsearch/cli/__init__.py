@@ -18,6 +18,8 @@ __all__ = ["main"]
 
 # verb -> module under toolsearch.cli
 COMMANDS: dict[str, str] = {
+    "call": "call",
+    "reload": "reload_cmd",
     "tools": "tools",
     "validate": "validate",
 }

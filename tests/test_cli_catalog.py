@@ -31,24 +31,31 @@ def skills(tmp_path):
 def test_validate_clean_folder(skills, capsys):
     assert main(["validate", str(skills)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == ["skipped paused: disabled", "2 files: 1 skill with 1 tool loaded, 1 skipped, 0 problems"]
+    assert out == [
+        "skipped paused: disabled",
+        "2 files: 1 skill with 1 tool loaded, 1 skipped, 0 problems",
+    ]
 
 
 def test_validate_reports_every_problem_one_per_line(skills, capsys):
-    (skills / "bad.yaml").write_text(textwrap.dedent("""
+    (skills / "bad.yaml").write_text(
+        textwrap.dedent("""
         name: bad
         tools:
           - name: a
             timout: 3s
           - name: b
             timeout: forever
-        """).lstrip())
+        """).lstrip()
+    )
     (skills / "broken.json").write_text("{")
     assert main(["validate", str(skills)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (f"{skills / 'bad.yaml'}:4: tools[0].timout: unknown field 'timout' (fix: did you mean "
-                      "'timeout'? allowed fields: name, description, handler, timeout, retry, input_schema, "
-                      "tags, examples, pinned)")
+    assert out[0] == (
+        f"{skills / 'bad.yaml'}:4: tools[0].timout: unknown field 'timout' (fix: did you mean "
+        "'timeout'? allowed fields: name, description, handler, timeout, retry, input_schema, "
+        "tags, examples, pinned)"
+    )
     assert out[1].startswith(f"{skills / 'bad.yaml'}:6: tools[1].timeout: expected a duration")
     assert out[2].startswith(f"{skills / 'broken.json'}:1: malformed JSON")
     assert out[-1] == "4 files: 1 skill with 1 tool loaded, 1 skipped, 3 problems"
@@ -72,8 +79,15 @@ def test_validate_default_path_is_skills(skills, monkeypatch, capsys):
     assert "1 skill with 1 tool" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fmt, key", [("openai", "function"), ("responses", "parameters"),
-                                      ("anthropic", "input_schema"), ("mcp", "inputSchema")])
+@pytest.mark.parametrize(
+    "fmt, key",
+    [
+        ("openai", "function"),
+        ("responses", "parameters"),
+        ("anthropic", "input_schema"),
+        ("mcp", "inputSchema"),
+    ],
+)
 def test_tools_exports_each_format(skills, capsys, fmt, key):
     assert main(["tools", "--catalog", str(skills), "--format", fmt]) == 0
     (schema,) = json.loads(capsys.readouterr().out)
@@ -87,8 +101,10 @@ def test_tools_exports_each_format(skills, capsys, fmt, key):
 
 def test_tools_from_jsonl_with_skill_filter_and_warnings(tmp_path, capsys):
     path = tmp_path / "tools.jsonl"
-    rows = [{"name": "a", "description": "A", "parameters": {"type": "object"}, "skill": "one"},
-            {"name": "b", "description": "B", "parameters": {"type": "object"}, "skill": "two"}]
+    rows = [
+        {"name": "a", "description": "A", "parameters": {"type": "object"}, "skill": "one"},
+        {"name": "b", "description": "B", "parameters": {"type": "object"}, "skill": "two"},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
     assert main(["tools", "--catalog", str(path), "--skill", "two", "--compact"]) == 0
     captured = capsys.readouterr()

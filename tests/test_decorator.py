@@ -6,13 +6,22 @@ import datetime
 import enum
 import json
 import textwrap
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from toolsearch import ConfigError, Registry, SkillError, Tool, ToolFunction, export_tool
-from toolsearch import result_to_text, skill_from_functions, tool
+from toolsearch import (
+    ConfigError,
+    Registry,
+    SkillError,
+    Tool,
+    ToolFunction,
+    export_tool,
+    result_to_text,
+    skill_from_functions,
+    tool,
+)
 from toolsearch.catalog.signature import parse_docstring
 from toolsearch.runtime.context import ToolContext
 
@@ -33,7 +42,7 @@ def forecast(
     days: int = 3,
     unit: Unit = Unit.CELSIUS,
     detail: Literal["short", "long"] = "short",
-    hours: Optional[list[int]] = None,
+    hours: list[int] | None = None,
     near: Point | None = None,
     note: Annotated[str, Field(description="from Annotated")] = "",
     schema: str = "s",
@@ -59,7 +68,11 @@ def forecast(
 def test_bare_decorator_keeps_the_function():
     assert isinstance(forecast, ToolFunction) and forecast.__name__ == "forecast"
     assert forecast("Oslo")["days"] == 3 and forecast.__doc__.startswith("Weather forecast")
-    assert isinstance(forecast.tool, Tool) and forecast.tool.handler is forecast and forecast.name == "forecast"
+    assert (
+        isinstance(forecast.tool, Tool)
+        and forecast.tool.handler is forecast
+        and forecast.name == "forecast"
+    )
 
 
 def test_schema_from_hints_defaults_docstring_and_annotated():
@@ -67,7 +80,16 @@ def test_schema_from_hints_defaults_docstring_and_annotated():
     assert tool_.description == "Weather forecast for a city.\n\nUses the national service."
     schema = tool_.input_schema
     props = schema["properties"]
-    assert list(props) == ["city", "days", "unit", "detail", "hours", "near", "note", "schema"]  # no context
+    assert list(props) == [
+        "city",
+        "days",
+        "unit",
+        "detail",
+        "hours",
+        "near",
+        "note",
+        "schema",
+    ]  # no context
     assert schema["required"] == ["city"] and schema["additionalProperties"] is False
     assert props["city"] == {"type": "string", "description": 'City name, e.g. "Paris".'}
     assert props["days"] == {"type": "integer", "default": 3, "description": "How many days ahead."}
@@ -92,8 +114,12 @@ def test_validate_reports_every_bad_argument_by_parameter_name():
     with pytest.raises(ValidationError) as info:
         forecast.validate({"days": "many", "detail": "medium", "cty": "x"})
     locs = {(e["loc"][0], e["type"]) for e in info.value.errors()}
-    assert locs == {("city", "missing"), ("days", "int_parsing"), ("detail", "literal_error"),
-                    ("cty", "extra_forbidden")}
+    assert locs == {
+        ("city", "missing"),
+        ("days", "int_parsing"),
+        ("detail", "literal_error"),
+        ("cty", "extra_forbidden"),
+    }
 
 
 def test_invoke_injects_context_and_validates():
@@ -118,8 +144,15 @@ def test_a_required_context_must_be_given():
 
 
 def test_async_functions():
-    @tool(name="slow_add", timeout="2s", retry={"max_attempts": 3, "backoff": "exponential"},
-          tags=["math"], examples=["add two numbers"], pinned=True, description="Add.")
+    @tool(
+        name="slow_add",
+        timeout="2s",
+        retry={"max_attempts": 3, "backoff": "exponential"},
+        tags=["math"],
+        examples=["add two numbers"],
+        pinned=True,
+        description="Add.",
+    )
     async def add(a: int, b: int = 1) -> int:
         await asyncio.sleep(0)
         return a + b
@@ -160,7 +193,7 @@ def test_functions_that_cannot_be_tools_raise_skill_error_with_location():
 
 
 def test_parse_docstring_google_and_sphinx():
-    doc = textwrap.dedent('''
+    doc = textwrap.dedent("""
         Summary line.
 
         Args:
@@ -170,10 +203,12 @@ def test_parse_docstring_google_and_sphinx():
 
         Raises:
             ValueError: never
-        ''')
+        """)
     assert parse_docstring(doc) == ("Summary line.", {"a": "first continued", "kwargs": "extra"})
     assert parse_docstring("Do it.\n\n:param x: the x\n:param int y: the y\n") == (
-        "Do it.", {"x": "the x", "y": "the y"})
+        "Do it.",
+        {"x": "the x", "y": "the y"},
+    )
     assert parse_docstring(None) == ("", {})
 
 
@@ -199,22 +234,27 @@ class Row:
     tags: set
 
 
-@pytest.mark.parametrize("value, text", [
-    ("plain text", "plain text"),
-    (None, "null"),
-    (True, "true"),
-    (3.5, "3.5"),
-    ({"a": [1, "é"]}, '{"a": [1, "é"]}'),
-    ((1, 2), "[1, 2]"),
-    ({3, 1, 2}, "[1, 2, 3]"),
-    (b"bytes", "bytes"),
-    (b"\xff\x00", "base64:/wA="),
-    (Point(x=1), '{"x":1,"y":0}'),
-    (Row(datetime.date(2024, 1, 2), Unit.CELSIUS, {"b", "a"}),
-     '{"when": "2024-01-02", "unit": "celsius", "tags": ["a", "b"]}'),
-    ({"p": Point(x=2), 1: Unit.FAHRENHEIT}, '{"p": {"x": 2, "y": 0}, "1": "fahrenheit"}'),
-    (Unit.CELSIUS, '"celsius"'),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        ("plain text", "plain text"),
+        (None, "null"),
+        (True, "true"),
+        (3.5, "3.5"),
+        ({"a": [1, "é"]}, '{"a": [1, "é"]}'),
+        ((1, 2), "[1, 2]"),
+        ({3, 1, 2}, "[1, 2, 3]"),
+        (b"bytes", "bytes"),
+        (b"\xff\x00", "base64:/wA="),
+        (Point(x=1), '{"x":1,"y":0}'),
+        (
+            Row(datetime.date(2024, 1, 2), Unit.CELSIUS, {"b", "a"}),
+            '{"when": "2024-01-02", "unit": "celsius", "tags": ["a", "b"]}',
+        ),
+        ({"p": Point(x=2), 1: Unit.FAHRENHEIT}, '{"p": {"x": 2, "y": 0}, "1": "fahrenheit"}'),
+        (Unit.CELSIUS, '"celsius"'),
+    ],
+)
 def test_result_to_text(value, text):
     assert result_to_text(value) == text
 

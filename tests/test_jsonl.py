@@ -14,8 +14,12 @@ EVAL = Path("/work/shared/eval")
 
 
 def row(name, skill=None, **extra):
-    data = {"name": name, "description": f"{name} does things",
-            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}, **extra}
+    data = {
+        "name": name,
+        "description": f"{name} does things",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        **extra,
+    }
     if skill is not None:
         data["skill"] = skill
     return json.dumps(data)
@@ -23,14 +27,29 @@ def row(name, skill=None, **extra):
 
 def test_groups_by_skill_in_order_with_default_skill(tmp_path):
     path = tmp_path / "tools.jsonl"
-    path.write_text("\n".join([row("a", "Chem/Forensics"), row("b"), row("c", "Chem/Forensics", extra_field=1),
-                               "", row("d", "other")]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                row("a", "Chem/Forensics"),
+                row("b"),
+                row("c", "Chem/Forensics", extra_field=1),
+                "",
+                row("d", "other"),
+            ]
+        )
+        + "\n"
+    )
     skills, problems = load_jsonl(path)
     assert problems == []
     assert [(s.name, [t.name for t in s.tools]) for s in skills] == [
-        ("Chem/Forensics", ["a", "c"]), ("tools", ["b"]), ("other", ["d"])]
+        ("Chem/Forensics", ["a", "c"]),
+        ("tools", ["b"]),
+        ("other", ["d"]),
+    ]
     tool = skills[0].tools[0]
-    assert tool.handler is None and tool.skill == "Chem/Forensics" and tool.description == "a does things"
+    assert (
+        tool.handler is None and tool.skill == "Chem/Forensics" and tool.description == "a does things"
+    )
     assert tool.input_schema["properties"]["q"] == {"type": "string"}
     Registry(skills)
 
@@ -65,11 +84,32 @@ def test_broken_lines_become_problems_and_the_rest_loads(tmp_path):
 
 GOOD_SCHEMAS = [
     {"type": "object"},
-    {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object", "properties": {
-        "default": {"type": "string", "enum": ["x", "y"], "default": "x"}}}}}, "required": ["a"]},
-    {"type": "object", "$defs": {"default": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/default"}}},
-    {"type": "object", "properties": {"a": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}}},
-    {"type": "object", "properties": {"description": {"type": "string", "description": "a property named so"}}},
+    {
+        "type": "object",
+        "properties": {
+            "a": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"default": {"type": "string", "enum": ["x", "y"], "default": "x"}},
+                },
+            }
+        },
+        "required": ["a"],
+    },
+    {
+        "type": "object",
+        "$defs": {"default": {"type": "string"}},
+        "properties": {"a": {"$ref": "#/$defs/default"}},
+    },
+    {
+        "type": "object",
+        "properties": {"a": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}},
+    },
+    {
+        "type": "object",
+        "properties": {"description": {"type": "string", "description": "a property named so"}},
+    },
 ]
 BAD_SCHEMAS = [
     {"type": "object", "required": ["a", "a"]},

@@ -17,7 +17,9 @@ def write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
-def skill(name: str, *, tools: tuple[str, ...] = (), depends_on: tuple[str, ...] = (), enabled: bool = True) -> str:
+def skill(
+    name: str, *, tools: tuple[str, ...] = (), depends_on: tuple[str, ...] = (), enabled: bool = True
+) -> str:
     """A small skill file; `tools:` starts on line 4, so tool i's name is on line 5 + i."""
     header = [f"name: {name}", f"enabled: {str(enabled).lower()}", f"depends_on: {list(depends_on)}"]
     body = ["tools:", *(f"  - name: {t}" for t in tools)] if tools else ["tools: []"]
@@ -61,9 +63,20 @@ def test_seed_wrapped_camel_case_file(tmp_path):
 
 
 def test_bare_snake_case_json_file(tmp_path):
-    data = {"name": "base", "depends_on": [], "tools": [{"name": "ping", "handler": "pkg.mod:ping",
-            "input_schema": {"type": "object", "properties": {"host": {"type": "string"}}},
-            "tags": "net", "examples": ["is the server up"], "pinned": True}]}
+    data = {
+        "name": "base",
+        "depends_on": [],
+        "tools": [
+            {
+                "name": "ping",
+                "handler": "pkg.mod:ping",
+                "input_schema": {"type": "object", "properties": {"host": {"type": "string"}}},
+                "tags": "net",
+                "examples": ["is the server up"],
+                "pinned": True,
+            }
+        ],
+    }
     loaded = load_skill_file(write(tmp_path, "base.json", json.dumps(data, indent=2)))
     assert loaded.tools[0].tags == ("net",) and loaded.tools[0].pinned
 
@@ -93,26 +106,34 @@ def test_empty_and_non_mapping_files(tmp_path):
 
 
 def test_unknown_field_suggests_spelling_with_line(tmp_path):
-    path = write(tmp_path, "t.yaml", """
+    path = write(
+        tmp_path,
+        "t.yaml",
+        """
         name: s
         tools:
           - name: a
             timout: 3s
-        """)
+        """,
+    )
     (problem,) = problems_of(path)
     assert problem.field == "tools[0].timout" and problem.line == 4
     assert "did you mean 'timeout'" in problem.fix and "allowed fields" in problem.fix
 
 
 def test_unknown_fields_at_skill_and_retry_level(tmp_path):
-    path = write(tmp_path, "t.yaml", """
+    path = write(
+        tmp_path,
+        "t.yaml",
+        """
         name: s
         dependencies: [x]
         tools:
           - name: a
             parameters: {type: object}
             retry: {max_attempt: 2}
-        """)
+        """,
+    )
     by_field = {p.field: p for p in problems_of(path)}
     assert "depends_on" in by_field["dependencies"].fix
     assert "input_schema" in by_field["tools[0].parameters"].fix
@@ -121,7 +142,10 @@ def test_unknown_fields_at_skill_and_retry_level(tmp_path):
 
 
 def test_wrong_types_bad_duration_bad_schema_all_reported(tmp_path):
-    path = write(tmp_path, "t.yaml", """
+    path = write(
+        tmp_path,
+        "t.yaml",
+        """
         name: s
         enabled: maybe
         tools:
@@ -131,11 +155,20 @@ def test_wrong_types_bad_duration_bad_schema_all_reported(tmp_path):
             input_schema: {type: object, properties: {q: {type: strng}}}
           - name: c d
             retry: {backoff: linear, initial_delay: soon}
-        """)
+        """,
+    )
     by_field = {p.field: p for p in problems_of(path)}
-    assert set(by_field) == {"enabled", "tools[0].timeout", "tools[1].input_schema", "tools[2].name",
-                             "tools[2].retry.backoff", "tools[2].retry.initial_delay"}
-    assert "15s, 2m, 500ms" in by_field["tools[0].timeout"].fix and by_field["tools[0].timeout"].line == 5
+    assert set(by_field) == {
+        "enabled",
+        "tools[0].timeout",
+        "tools[1].input_schema",
+        "tools[2].name",
+        "tools[2].retry.backoff",
+        "tools[2].retry.initial_delay",
+    }
+    assert (
+        "15s, 2m, 500ms" in by_field["tools[0].timeout"].fix and by_field["tools[0].timeout"].line == 5
+    )
     assert "properties/q/type" in by_field["tools[1].input_schema"].message
     assert "true or false" in by_field["enabled"].fix and "'maybe'" in by_field["enabled"].message
     assert "'fixed'" in by_field["tools[2].retry.backoff"].fix
@@ -175,42 +208,59 @@ def names(result: LoadResult) -> list[str]:
 
 
 def test_dependency_order_ignores_file_names(tmp_path):
-    result = folder(tmp_path, {
-        "a.yaml": skill("app", tools=("run",), depends_on=("web", "db")),
-        "b.yaml": skill("web", tools=("fetch",), depends_on=("core",)),
-        "c.yaml": skill("db", tools=("query",), depends_on=("core",)),
-        "z.yaml": skill("core", tools=("log",)),
-        "sub/m.yml": skill("misc", tools=("noop",)),
-    })
+    result = folder(
+        tmp_path,
+        {
+            "a.yaml": skill("app", tools=("run",), depends_on=("web", "db")),
+            "b.yaml": skill("web", tools=("fetch",), depends_on=("core",)),
+            "c.yaml": skill("db", tools=("query",), depends_on=("core",)),
+            "z.yaml": skill("core", tools=("log",)),
+            "sub/m.yml": skill("misc", tools=("noop",)),
+        },
+    )
     assert result.ok and result.problems == ()
     assert names(result) == ["core", "db", "misc", "web", "app"]  # topological, ties by name
     assert result.tool_count == 5
 
 
 def test_cycle_leaves_members_and_dependents_out(tmp_path):
-    result = folder(tmp_path, {
-        "a.yaml": skill("a", depends_on=("b",)), "b.yaml": skill("b", depends_on=("a",)),
-        "c.yaml": skill("c", depends_on=("a",)), "d.yaml": skill("d"), "e.yaml": skill("e", depends_on=("e",)),
-    })
+    result = folder(
+        tmp_path,
+        {
+            "a.yaml": skill("a", depends_on=("b",)),
+            "b.yaml": skill("b", depends_on=("a",)),
+            "c.yaml": skill("c", depends_on=("a",)),
+            "d.yaml": skill("d"),
+            "e.yaml": skill("e", depends_on=("e",)),
+        },
+    )
     assert names(result) == ["d"]
     reasons = dict(result.skipped)
-    assert reasons["a"] == "dependency cycle: a -> b -> a" and reasons["b"] == "dependency cycle: b -> a -> b"
+    assert (
+        reasons["a"] == "dependency cycle: a -> b -> a"
+        and reasons["b"] == "dependency cycle: b -> a -> b"
+    )
     assert "cycle" in reasons["c"] and "'a'" in reasons["c"]
     assert "depends on itself" in reasons["e"]
     assert len(result.problems) == 4 and all(p.field == "depends_on" for p in result.problems)
 
 
 def test_missing_and_disabled_dependencies_and_their_dependents(tmp_path):
-    result = folder(tmp_path, {
-        "a.yaml": skill("analytics", depends_on=("web",)),
-        "w.yaml": skill("web", enabled=False),
-        "m.yaml": skill("mail", depends_on=("nowhere",)),
-        "r.yaml": skill("report", depends_on=("mail",)),
-        "ok.yaml": skill("ok"),
-    })
+    result = folder(
+        tmp_path,
+        {
+            "a.yaml": skill("analytics", depends_on=("web",)),
+            "w.yaml": skill("web", enabled=False),
+            "m.yaml": skill("mail", depends_on=("nowhere",)),
+            "r.yaml": skill("report", depends_on=("mail",)),
+            "ok.yaml": skill("ok"),
+        },
+    )
     assert names(result) == ["ok"]
     assert result.skipped["web"] == "disabled"
-    assert "disabled" in result.skipped["analytics"] and "no skill file defines" in result.skipped["mail"]
+    assert (
+        "disabled" in result.skipped["analytics"] and "no skill file defines" in result.skipped["mail"]
+    )
     assert "'mail', which was left out" in result.skipped["report"]
     problem_files = sorted(Path(p.file).name for p in result.problems)
     assert problem_files == ["a.yaml", "m.yaml", "r.yaml"]  # a disabled skill itself is not a problem
@@ -219,15 +269,22 @@ def test_missing_and_disabled_dependencies_and_their_dependents(tmp_path):
 
 
 def test_dependency_on_a_broken_file_says_it_failed(tmp_path):
-    result = folder(tmp_path, {"a.yaml": skill("app", depends_on=("base",)),
-                               "b.yaml": "name: base\ntools:\n  - name: x\n    timeout: never\n"})
+    result = folder(
+        tmp_path,
+        {
+            "a.yaml": skill("app", depends_on=("base",)),
+            "b.yaml": "name: base\ntools:\n  - name: x\n    timeout: never\n",
+        },
+    )
     assert names(result) == []
     assert "which failed to load" in result.skipped["app"]
 
 
 def test_duplicate_tool_names_across_files_name_both(tmp_path):
-    result = folder(tmp_path, {"a.yaml": skill("one", tools=("search", "x")),
-                               "b.yaml": skill("two", tools=("y", "search"))})
+    result = folder(
+        tmp_path,
+        {"a.yaml": skill("one", tools=("search", "x")), "b.yaml": skill("two", tools=("y", "search"))},
+    )
     assert names(result) == ["one"]
     (problem,) = result.problems
     assert problem.file.endswith("b.yaml") and "a.yaml" in problem.message
@@ -235,20 +292,29 @@ def test_duplicate_tool_names_across_files_name_both(tmp_path):
 
 
 def test_duplicate_skill_names_keep_the_first(tmp_path):
-    result = folder(tmp_path, {"a.yaml": skill("same", tools=("x",)), "b.yaml": skill("same", tools=("y",))})
+    result = folder(
+        tmp_path, {"a.yaml": skill("same", tools=("x",)), "b.yaml": skill("same", tools=("y",))}
+    )
     assert names(result) == ["same"] and result.skills[0].tools[0].name == "x"
     (problem,) = result.problems
     assert problem.file.endswith("b.yaml") and "a.yaml" in problem.message and problem.line == 1
 
 
 def test_disabled_skill_claims_no_tool_names(tmp_path):
-    result = folder(tmp_path, {"a.yaml": skill("draft", tools=("search",), enabled=False),
-                               "b.yaml": skill("live", tools=("search",))})
+    result = folder(
+        tmp_path,
+        {
+            "a.yaml": skill("draft", tools=("search",), enabled=False),
+            "b.yaml": skill("live", tools=("search",)),
+        },
+    )
     assert names(result) == ["live"] and result.ok
 
 
 def test_reserved_meta_tool_name_is_refused(tmp_path):
-    result = folder(tmp_path, {"a.yaml": skill("s", tools=("ok", "tool_search")), "b.yaml": skill("t", tools=("z",))})
+    result = folder(
+        tmp_path, {"a.yaml": skill("s", tools=("ok", "tool_search")), "b.yaml": skill("t", tools=("z",))}
+    )
     assert names(result) == ["t"]
     (problem,) = result.problems
     assert "reserved" in problem.message and problem.field == "tools[1].name"
@@ -257,8 +323,15 @@ def test_reserved_meta_tool_name_is_refused(tmp_path):
 
 
 def test_one_bad_file_never_stops_the_others(tmp_path):
-    result = folder(tmp_path, {"a.yaml": "name: [", "b.yaml": skill("good", tools=("x",)),
-                               "c.json": "{nope", "d.yaml": "name: s\ntools:\n  - name: y\n    pinned: maybe\n"})
+    result = folder(
+        tmp_path,
+        {
+            "a.yaml": "name: [",
+            "b.yaml": skill("good", tools=("x",)),
+            "c.json": "{nope",
+            "d.yaml": "name: s\ntools:\n  - name: y\n    pinned: maybe\n",
+        },
+    )
     assert names(result) == ["good"] and len(result.problems) == 3
     with pytest.raises(SkillError) as info:
         result.raise_on_problems()

@@ -87,19 +87,36 @@ class ToolFunction(Generic[P, R]):
             )
             schema = compact_schema(model.model_json_schema())
         except Exception as exc:  # TypeError from the signature, pydantic's schema errors for odd types
-            raise SkillError(Problem(where[0], f"@tool {func.__qualname__}: {exc}", line=where[1],
-                                     fix="give every parameter a name and a JSON-compatible type hint")) from exc
+            raise SkillError(
+                Problem(
+                    where[0],
+                    f"@tool {func.__qualname__}: {exc}",
+                    line=where[1],
+                    fix="give every parameter a name and a JSON-compatible type hint",
+                )
+            ) from exc
         self.arguments_model: type[BaseModel] = model
         self._context_default = _context_default(func)
         try:
-            self.tool = Tool(
-                name=tool_name, description=summary if description is None else description,
-                handler=self, timeout=timeout, retry=retry if retry is not None else RetryPolicy(),
-                input_schema=schema, tags=tuple(tags), examples=tuple(examples), pinned=pinned,
+            # model_validate, not Tool(...): timeout and retry accept "10s" / a mapping, as in YAML.
+            self.tool = Tool.model_validate(
+                {
+                    "name": tool_name,
+                    "description": summary if description is None else description,
+                    "handler": self,
+                    "timeout": timeout,
+                    "retry": retry if retry is not None else {},
+                    "input_schema": schema,
+                    "tags": tuple(tags),
+                    "examples": tuple(examples),
+                    "pinned": pinned,
+                }
             )
         except ValidationError as exc:
-            problems = [dataclasses.replace(p, line=where[1], message=f"@tool {func.__qualname__}: {p.message}")
-                        for p in problems_from_validation(exc, where[0])]
+            problems = [
+                dataclasses.replace(p, line=where[1], message=f"@tool {func.__qualname__}: {p.message}")
+                for p in problems_from_validation(exc, where[0])
+            ]
             raise SkillError(problems) from None
 
     @property
@@ -182,8 +199,14 @@ def skill_from_functions(
     """A skill made in code from `@tool` functions (plain functions are decorated with defaults)."""
     tools = [f.tool if isinstance(f, ToolFunction) else ToolFunction(f).tool for f in functions]
     try:
-        return Skill(name=name, description=description, version=version, tags=tuple(tags),
-                     depends_on=tuple(depends_on), tools=tuple(tools))
+        return Skill(
+            name=name,
+            description=description,
+            version=version,
+            tags=tuple(tags),
+            depends_on=tuple(depends_on),
+            tools=tuple(tools),
+        )
     except ValidationError as exc:
         raise SkillError(problems_from_validation(exc, f"(skill {name!r} built in code)")) from None
 
@@ -202,9 +225,27 @@ def result_to_text(value: Any) -> str:
             return "base64:" + base64.b64encode(data).decode("ascii")
     if isinstance(value, BaseModel):
         return value.model_dump_json()
-    if value is None or isinstance(value, (bool, int, float, dict, list, tuple, set, frozenset, enum.Enum,
-                                           datetime.date, datetime.time, decimal.Decimal, uuid.UUID)) or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    if (
+        value is None
+        or isinstance(
+            value,
+            (
+                bool,
+                int,
+                float,
+                dict,
+                list,
+                tuple,
+                set,
+                frozenset,
+                enum.Enum,
+                datetime.date,
+                datetime.time,
+                decimal.Decimal,
+                uuid.UUID,
+            ),
+        )
+        or (dataclasses.is_dataclass(value) and not isinstance(value, type))
     ):
         return json.dumps(_jsonable(value), ensure_ascii=False, default=str)
     return str(value)
@@ -217,7 +258,9 @@ def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
-        return {str(_jsonable(k)) if not isinstance(k, str) else k: _jsonable(v) for k, v in value.items()}
+        return {
+            str(_jsonable(k)) if not isinstance(k, str) else k: _jsonable(v) for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, (set, frozenset)):

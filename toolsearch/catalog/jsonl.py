@@ -34,8 +34,20 @@ __all__ = ["check_schema", "load_jsonl"]
 
 _SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema")
 # Keywords whose value is one subschema / a list of subschemas / a mapping of name -> subschema.
-_ONE = {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties", "additionalItems", "contentSchema"}
+_ONE = {
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+    "contentSchema",
+}
 _MANY = {"allOf", "anyOf", "oneOf", "prefixItems"}
 _MAP = {"$defs", "definitions", "patternProperties", "dependentSchemas"}
 _TEXT = {"description", "title", "$comment"}  # must be strings; their content never matters
@@ -61,13 +73,25 @@ def load_jsonl(
             if problem is not None:
                 problems.append(problem)
             elif tool.name == meta_tool_name:
-                problems.append(Problem(file, f"tool name {tool.name!r} is reserved for the search meta-tool",
-                                        field="name", line=number,
-                                        fix="rename the tool, or load with another meta_tool_name"))
+                problems.append(
+                    Problem(
+                        file,
+                        f"tool name {tool.name!r} is reserved for the search meta-tool",
+                        field="name",
+                        line=number,
+                        fix="rename the tool, or load with another meta_tool_name",
+                    )
+                )
             elif tool.name in first_line:
-                problems.append(Problem(file, f"tool {tool.name!r} is already defined on line "
-                                        f"{first_line[tool.name]}", field="name", line=number,
-                                        fix="rename or delete one of the two lines"))
+                problems.append(
+                    Problem(
+                        file,
+                        f"tool {tool.name!r} is already defined on line {first_line[tool.name]}",
+                        field="name",
+                        line=number,
+                        fix="rename or delete one of the two lines",
+                    )
+                )
             else:
                 first_line[tool.name] = number
                 groups.setdefault(tool.skill, []).append(tool)
@@ -75,26 +99,37 @@ def load_jsonl(
     return skills, problems
 
 
-def _tool_from_line(text: str, file: str, number: int, default_skill: str) -> tuple[Tool, Problem | None]:
+def _tool_from_line(
+    text: str, file: str, number: int, default_skill: str
+) -> tuple[Tool, Problem | None]:
     def problem(message: str, field: str = "", fix: str = "") -> tuple[Any, Problem]:
         return None, Problem(file, message, field=field, line=number, fix=fix)
 
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
-        return problem(f"malformed JSON: {exc.msg} (column {exc.colno})", fix="write one JSON object per line")
+        return problem(
+            f"malformed JSON: {exc.msg} (column {exc.colno})", fix="write one JSON object per line"
+        )
     if not isinstance(row, dict):
-        return problem(f"expected a JSON object, got {type(row).__name__}", fix="write one JSON object per line")
+        return problem(
+            f"expected a JSON object, got {type(row).__name__}", fix="write one JSON object per line"
+        )
     name = row.get("name")
     if not isinstance(name, str) or not TOOL_NAME.match(name):
-        return problem(f"tool name {name!r} must be 1-64 letters, digits, '_' or '-'", "name",
-                       "give every line a valid `name`")
+        return problem(
+            f"tool name {name!r} must be 1-64 letters, digits, '_' or '-'",
+            "name",
+            "give every line a valid `name`",
+        )
     description = row.get("description", "")
     if not isinstance(description, str):
         return problem("description must be a string", "description", "quote the description")
     skill = row.get("skill") or default_skill
     if not isinstance(skill, str) or not skill.strip():
-        return problem(f"skill must be a non-empty string, got {skill!r}", "skill", "give a skill name or omit it")
+        return problem(
+            f"skill must be a non-empty string, got {skill!r}", "skill", "give a skill name or omit it"
+        )
     key = next((k for k in _SCHEMA_KEYS if k in row), None)
     schema = row[key] if key else EMPTY_SCHEMA
     error = check_schema(schema)

@@ -25,11 +25,19 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ConfigError, Problem, SkillError
+from .jsonl import load_jsonl
 from .model import Skill
 from .registry import META_TOOL_NAME, Registry
 from .skillfile import ParsedFile, load_skill_file, parse_skill_file
 
-__all__ = ["SKILL_SUFFIXES", "LoadResult", "load_registry", "load_skill_file", "load_skills", "skill_files"]
+__all__ = [
+    "SKILL_SUFFIXES",
+    "LoadResult",
+    "load_registry",
+    "load_skill_file",
+    "load_skills",
+    "skill_files",
+]
 
 SKILL_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -67,8 +75,6 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
             "or a tools.jsonl catalog"
         )
     if path.is_file() and path.suffix.lower() == ".jsonl":
-        from .jsonl import load_jsonl  # local import: jsonl imports this module for LoadResult
-
         skills, problems = load_jsonl(path, meta_tool_name=meta_tool_name)
         parsed = [ParsedFile(str(path), skill) for skill in skills]
         files = [str(path)]
@@ -85,10 +91,14 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
     for item in parsed:
         problems.extend(item.problems)
     skills, more, skipped = _check_catalog(parsed, meta_tool_name)
-    return LoadResult(tuple(skills), tuple(problems) + tuple(more), MappingProxyType(skipped), tuple(files))
+    return LoadResult(
+        tuple(skills), tuple(problems) + tuple(more), MappingProxyType(skipped), tuple(files)
+    )
 
 
-def load_registry(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> tuple[Registry, LoadResult]:
+def load_registry(
+    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME
+) -> tuple[Registry, LoadResult]:
     """`load_skills` plus a `Registry` of the skills that loaded (the problems are in the result)."""
     result = load_skills(path, meta_tool_name=meta_tool_name)
     return Registry(result.skills, meta_tool_name=meta_tool_name), result
@@ -129,9 +139,15 @@ def _check_catalog(
             continue
         if skill.name in kept:
             other = kept[skill.name].path
-            problems.append(Problem(item.path, f"skill {skill.name!r} is already defined in {other}",
-                                    field="name", line=item.line("name"),
-                                    fix="rename one of the two skills or delete one file"))
+            problems.append(
+                Problem(
+                    item.path,
+                    f"skill {skill.name!r} is already defined in {other}",
+                    field="name",
+                    line=item.line("name"),
+                    fix="rename one of the two skills or delete one file",
+                )
+            )
             continue  # the first definition stays in service: do not mark the name as failed
         kept[skill.name] = item
         if not skill.enabled:
@@ -139,15 +155,29 @@ def _check_catalog(
             continue
         reserved = [i for i, t in enumerate(skill.tools) if t.name == meta_tool_name]
         if reserved:
-            reject(item, f"tool name {meta_tool_name!r} is reserved for the search meta-tool",
-                   f"tools[{reserved[0]}].name", "rename the tool", "tools", reserved[0], "name")
+            reject(
+                item,
+                f"tool name {meta_tool_name!r} is reserved for the search meta-tool",
+                f"tools[{reserved[0]}].name",
+                "rename the tool",
+                "tools",
+                reserved[0],
+                "name",
+            )
             continue
         clash = next(((i, t.name) for i, t in enumerate(skill.tools) if t.name in tool_owner), None)
         if clash is not None:
             first = tool_owner[clash[1]]
             assert first.skill is not None
-            reject(item, f"tool {clash[1]!r} is already defined by skill {first.skill.name!r} in {first.path}",
-                   f"tools[{clash[0]}].name", "rename one of the two tools", "tools", clash[0], "name")
+            reject(
+                item,
+                f"tool {clash[1]!r} is already defined by skill {first.skill.name!r} in {first.path}",
+                f"tools[{clash[0]}].name",
+                "rename one of the two tools",
+                "tools",
+                clash[0],
+                "name",
+            )
             continue
         for tool in skill.tools:
             tool_owner[tool.name] = item
@@ -183,12 +213,26 @@ def _dependency_order(
             elif dep in enabled:
                 continue
             elif dep in failed:
-                leave_out(name, dep, f"depends on {dep!r}, which failed to load", f"fix the problems of {dep!r}")
+                leave_out(
+                    name,
+                    dep,
+                    f"depends on {dep!r}, which failed to load",
+                    f"fix the problems of {dep!r}",
+                )
             elif dep in known:
-                leave_out(name, dep, f"depends on {dep!r}, which is disabled", f"enable {dep!r} or drop the dependency")
+                leave_out(
+                    name,
+                    dep,
+                    f"depends on {dep!r}, which is disabled",
+                    f"enable {dep!r} or drop the dependency",
+                )
             else:
-                leave_out(name, dep, f"depends on {dep!r}, which no skill file defines",
-                          f"add a skill named {dep!r} or remove it from depends_on")
+                leave_out(
+                    name,
+                    dep,
+                    f"depends on {dep!r}, which no skill file defines",
+                    f"add a skill named {dep!r} or remove it from depends_on",
+                )
             break
     changed = True
     while changed:
@@ -218,11 +262,21 @@ def _dependency_order(
     for name in stuck:  # in a cycle, or depending on one
         cycle = _cycle_through(name, deps, set(stuck))
         if cycle:
-            leave_out(name, cycle[1], "dependency cycle: " + " -> ".join(cycle), "break the cycle in depends_on")
+            leave_out(
+                name,
+                cycle[1],
+                "dependency cycle: " + " -> ".join(cycle),
+                "break the cycle in depends_on",
+            )
     for name in stuck:
         if name not in left_out:
             bad = next(d for d in deps[name] if d in stuck)
-            leave_out(name, bad, f"depends on {bad!r}, which is in a dependency cycle", f"break the cycle at {bad!r}")
+            leave_out(
+                name,
+                bad,
+                f"depends on {bad!r}, which is in a dependency cycle",
+                f"break the cycle at {bad!r}",
+            )
     return order
 
 

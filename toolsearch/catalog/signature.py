@@ -33,8 +33,15 @@ _SECTION = re.compile(
     r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters|Returns?|"
     r"Yields?|Raises|Examples?|Notes?|Attributes|See Also|Todo|Warnings?|References)\s*:\s*$"
 )
-_ARG_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments",
-                 "Other Parameters"}
+_ARG_SECTIONS = {
+    "Args",
+    "Arguments",
+    "Parameters",
+    "Params",
+    "Keyword Args",
+    "Keyword Arguments",
+    "Other Parameters",
+}
 _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _SPHINX_PARAM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
 
@@ -107,11 +114,16 @@ def arguments_model(
         annotation = hints.get(param.name, Any)
         default = param.default
         extra: dict[str, Any] = {"alias": param.name}
-        described = _has_description(annotation) or (isinstance(default, FieldInfo) and default.description)
+        described = _has_description(annotation) or (
+            isinstance(default, FieldInfo) and default.description
+        )
         if not described and param.name in docs:
             extra["description"] = docs[param.name]
         # The outer Annotated adds alias and docstring text without touching the user's own Field().
-        fields[f"p{index}"] = (Annotated[annotation, Field(**extra)], ... if default is param.empty else default)
+        fields[f"p{index}"] = (
+            Annotated[annotation, Field(**extra)],
+            ... if default is param.empty else default,
+        )
         names[f"p{index}"] = param.name
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, populate_by_name=False)
     model = create_model(model_name, __config__=config, **fields)
@@ -125,8 +137,18 @@ def _has_description(annotation: Any) -> bool:
 
 
 # Keywords whose value is a subschema, a list of subschemas, or a mapping of name -> subschema.
-_ONE = {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties"}
+_ONE = {
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+}
 _MANY = {"allOf", "anyOf", "oneOf", "prefixItems"}
 _MAP = {"properties", "$defs", "patternProperties", "dependentSchemas"}
 
@@ -158,8 +180,10 @@ def _inline(node: Any, defs: dict[str, Any], stack: tuple[str, ...]) -> Any:
         target = _inline(defs[name], defs, (*stack, name))
         rest = {k: _inline(v, defs, stack) for k, v in node.items() if k != "$ref"}
         return {**target, **rest}  # siblings (e.g. a field's description) win over the definition's
-    return {k: v if k in ("default", "enum", "const", "examples") else _inline(v, defs, stack)
-            for k, v in node.items()}
+    return {
+        k: v if k in ("default", "enum", "const", "examples") else _inline(v, defs, stack)
+        for k, v in node.items()
+    }
 
 
 def _strip_titles(node: Any) -> Any:

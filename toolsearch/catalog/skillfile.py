@@ -77,25 +77,36 @@ def parse_skill_file(path: str | Path) -> ParsedFile:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        return _fail(name, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "save the file as UTF-8")
+        return _fail(
+            name, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "save the file as UTF-8"
+        )
     except OSError as exc:
-        return _fail(name, f"cannot read the file: {exc.strerror or exc}", "check the path and permissions")
+        return _fail(
+            name, f"cannot read the file: {exc.strerror or exc}", "check the path and permissions"
+        )
     data, lines, problem = _parse(name, text)
     if problem is not None:
         return ParsedFile(name, None, (problem,))
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}, not a mapping"
-        return _fail(name, f"the file is {kind}", "write one mapping with at least `name:` and `tools:`", 1)
+        return _fail(
+            name, f"the file is {kind}", "write one mapping with at least `name:` and `tools:`", 1
+        )
     data, lines, problems = _unwrap(name, data, lines)
     # Later checks (dependencies, duplicates) look keys up by field name; the user may have used camelCase.
-    lines = {**{tuple(to_snake(k) if isinstance(k, str) else k for k in p): n for p, n in lines.items()}, **lines}
+    lines = {
+        **{tuple(to_snake(k) if isinstance(k, str) else k for k in p): n for p, n in lines.items()},
+        **lines,
+    }
     skill_name = data.get("name") if isinstance(data.get("name"), str) else None
     if problems:
         return ParsedFile(name, None, tuple(problems), lines, skill_name)
     try:
         skill = Skill.model_validate({**data, "source": name})
     except ValidationError as exc:
-        return ParsedFile(name, None, tuple(problems_from_validation(exc, name, lines)), lines, skill_name)
+        return ParsedFile(
+            name, None, tuple(problems_from_validation(exc, name, lines)), lines, skill_name
+        )
     return ParsedFile(name, skill, (), lines, skill.name)
 
 
@@ -128,7 +139,11 @@ def _parse(name: str, text: str) -> tuple[Any, dict[tuple[Any, ...], int], Probl
         line = mark.line + 1 if mark else None
         where = f" at line {line}, column {mark.column + 1}" if mark else ""
         reason = getattr(exc, "problem", None) or str(exc)
-        return None, {}, Problem(name, f"malformed YAML: {reason}", line=line, fix=f"fix the YAML syntax{where}")
+        return (
+            None,
+            {},
+            Problem(name, f"malformed YAML: {reason}", line=line, fix=f"fix the YAML syntax{where}"),
+        )
     return data, _key_lines(node), None
 
 
@@ -158,15 +173,22 @@ def _unwrap(
         extra = sorted(str(k) for k in data if k != "skill")
         if extra:
             problems.append(
-                Problem(name, f"unexpected top-level field(s) next to `skill:`: {', '.join(extra)}",
-                        field=extra[0], line=lines.get((extra[0],)),
-                        fix="move them inside the `skill:` mapping or delete them")
+                Problem(
+                    name,
+                    f"unexpected top-level field(s) next to `skill:`: {', '.join(extra)}",
+                    field=extra[0],
+                    line=lines.get((extra[0],)),
+                    fix="move them inside the `skill:` mapping or delete them",
+                )
             )
         data = data["skill"]
         lines = {p[1:]: line for p, line in lines.items() if p[:1] == ("skill",)}
     tools = data.get("tools")
     if isinstance(tools, list) and any(isinstance(t, dict) and "class" in t for t in tools):
-        data = {**data, "tools": [_class_to_handler(name, t, i, lines, problems) for i, t in enumerate(tools)]}
+        data = {
+            **data,
+            "tools": [_class_to_handler(name, t, i, lines, problems) for i, t in enumerate(tools)],
+        }
     return data, lines, problems
 
 
@@ -176,8 +198,15 @@ def _class_to_handler(
     if not isinstance(tool, dict) or "class" not in tool:
         return tool
     if "handler" in tool:
-        problems.append(Problem(name, "both `class` and `handler` are given", field=f"tools[{index}].class",
-                                line=lines.get(("tools", index, "class")), fix="keep only `handler`"))
+        problems.append(
+            Problem(
+                name,
+                "both `class` and `handler` are given",
+                field=f"tools[{index}].class",
+                line=lines.get(("tools", index, "class")),
+                fix="keep only `handler`",
+            )
+        )
         return tool
     target = tool["class"]
     if isinstance(target, str) and ":" not in target and "." in target:
@@ -196,7 +225,7 @@ def problems_from_validation(
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
         line = next((lines[loc[:end]] for end in range(len(loc), -1, -1) if loc[:end] in lines), None)
-        message, fix = _explain(error, loc)
+        message, fix = _explain(dict(error), loc)
         problems.append(Problem(file, message, field=_field_path(loc), line=line, fix=fix))
     return problems
 
@@ -227,7 +256,8 @@ def _explain(error: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, str]:
         return f"{message} (got {error.get('input')!r})", f"use one of {error['ctx']['expected']}"
     if kind == "string_type" and isinstance(error.get("input"), bool):
         return f"{message} (got {error['input']!r})", (
-            "YAML reads yes/no/on/off/true/false as booleans: quote the text, e.g. name: \"off\"")
+            'YAML reads yes/no/on/off/true/false as booleans: quote the text, e.g. name: "off"'
+        )
     if "input" in error and not isinstance(error["input"], (dict, list)):
         return f"{message} (got {error['input']!r})", _type_fix(kind)
     return message, _type_fix(kind)

@@ -23,19 +23,33 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "tools", help="print the catalog's tool schemas as JSON",
+        "tools",
+        help="print the catalog's tool schemas as JSON",
         description="Print every tool's schema as a JSON array in the chosen provider format.",
     )
-    parser.add_argument("--catalog", default="skills",
-                        help="skills folder, skill file or tools.jsonl (default: skills)")
-    parser.add_argument("--format", choices=FORMATS, default="openai",
-                        help="openai (Chat Completions), responses, anthropic or mcp (default: openai)")
-    parser.add_argument("--skill", action="append", default=[], metavar="NAME",
-                        help="only the tools of this skill (repeatable)")
+    parser.add_argument(
+        "--catalog", default="skills", help="skills folder, skill file or tools.jsonl (default: skills)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="openai",
+        help="openai (Chat Completions), responses, anthropic or mcp (default: openai)",
+    )
+    parser.add_argument(
+        "--skill",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only the tools of this skill (repeatable)",
+    )
     parser.add_argument("--compact", action="store_true", help="one line of JSON instead of indented")
     parser.add_argument("--strict", action="store_true", help="exit 1 if the catalog has any problem")
-    parser.add_argument("--meta-tool-name", default=META_TOOL_NAME,
-                        help=f"the reserved name of the search meta-tool (default: {META_TOOL_NAME})")
+    parser.add_argument(
+        "--meta-tool-name",
+        default=META_TOOL_NAME,
+        help=f"the reserved name of the search meta-tool (default: {META_TOOL_NAME})",
+    )
     parser.set_defaults(run=run)
 
 
@@ -48,12 +62,19 @@ def run(args: argparse.Namespace) -> int:
     known = {skill.name for skill in result.skills}
     missing = [name for name in args.skill if name not in known]
     if missing:
-        print(f"toolsearch tools: error: no loaded skill named {', '.join(map(repr, missing))}; "
-              f"loaded: {', '.join(sorted(known)) or '(none)'}", file=sys.stderr)
+        print(
+            f"toolsearch tools: error: no loaded skill named {', '.join(map(repr, missing))}; "
+            f"loaded: {', '.join(sorted(known)) or '(none)'}",
+            file=sys.stderr,
+        )
         return 2
     wanted = set(args.skill)
-    schemas = [export_tool(tool, args.format) for skill in result.skills
-               if not wanted or skill.name in wanted for tool in skill.tools]
+    schemas = [
+        export_tool(tool, args.format)
+        for skill in result.skills
+        if not wanted or skill.name in wanted
+        for tool in skill.tools
+    ]
     try:
         print(json.dumps(schemas, ensure_ascii=False, indent=None if args.compact else 2))
         sys.stdout.flush()

@@ -19,13 +19,21 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "validate", help="check skill files and report every problem",
+        "validate",
+        help="check skill files and report every problem",
         description="Check a skills folder, a skill file or a tools.jsonl catalog; exit 1 on any problem.",
     )
-    parser.add_argument("path", nargs="?", default="skills",
-                        help="skills folder, skill file (.yaml/.yml/.json) or tools.jsonl (default: skills)")
-    parser.add_argument("--meta-tool-name", default=META_TOOL_NAME,
-                        help=f"the reserved name of the search meta-tool (default: {META_TOOL_NAME})")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default="skills",
+        help="skills folder, skill file (.yaml/.yml/.json) or tools.jsonl (default: skills)",
+    )
+    parser.add_argument(
+        "--meta-tool-name",
+        default=META_TOOL_NAME,
+        help=f"the reserved name of the search meta-tool (default: {META_TOOL_NAME})",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the problems, no summary")
     parser.set_defaults(run=run)
 

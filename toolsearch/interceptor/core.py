@@ -276,7 +276,9 @@ class _Turn:
             self.s.turns_since_todo += 1
 
     def _remind(self, answers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Seed 001's nag: after N model turns without touching the plan, remind the model of it."""
+        """Seed 001's nag: after N model turns without touching the plan, the plan's summary is
+        appended to the first answer of the turn. Unlike the seed, the count restarts after a
+        reminder, so the model is reminded every N turns rather than at every turn."""
         n = self.o.todo_reminder_turns
         if not (self.o.execute and n and self.inp.reminder and answers) or self.s.turns_since_todo < n:
             return answers
@@ -284,9 +286,9 @@ class _Turn:
         if not summary:
             return answers
         self.s.turns_since_todo = 0
-        call_id, text = answers[-1]
-        note = f"\n\n<reminder>Keep your todo plan up to date. Plan: {summary}</reminder>"
-        return [*answers[:-1], (call_id, text + note)]
+        call_id, text = answers[0]
+        note = f"\n\n<reminder>You have not updated your todo plan for {n} turns; update it before going on. Plan: {summary}</reminder>"
+        return [(call_id, text + note), *answers[1:]]
 
     def _outcome(self, drop) -> Outcome:
         return Outcome(frozenset(drop), self.rec)

@@ -104,17 +104,19 @@ def session_context(executor: Any, session_id: str) -> Any:
 
 
 def make_reminder(executor: Any, session: Session):
-    """A callable giving the todo plan's summary for this session, or None without a plan."""
+    """A callable giving the todo plan's summary for this session while the plan has unfinished
+    steps; None otherwise (no plan, or all done: nagging then would only cost tokens)."""
 
     def reminder() -> str | None:
         context = _context(executor, session)
         if context is None:
             return None
         try:
-            from ..builtin.todo import plan_summary
-        except ImportError:
+            from ..builtin.todo import get_plan, plan_summary
+        except ImportError:  # pragma: no cover - the builtin skills ship with the package
             return None
-        summary = plan_summary(context)
-        return summary or None
+        if not any(item.status in ("pending", "in_progress") for item in get_plan(context).items):
+            return None
+        return plan_summary(context) or None
 
     return reminder

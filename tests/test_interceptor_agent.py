@@ -1,0 +1,153 @@
+"""The agent loop (`wrap(..., execute=True)`): the bundled skills run for real in a temp workspace, the
+real Executor runs the calls, a real Searcher finds the tools; only the model is a rule-based fake."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+import toolsearch
+from toolsearch.runtime.context import ToolContext
+from toolsearch.runtime.executor import Executor
+from toolsearch.testing import FakeModelServer, RuleModel, ScriptedModel, Step, call, reply, search
+
+SKILLS = Path(__file__).resolve().parents[1] / "skills"
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory):
+    from toolsearch.index.searcher import Searcher
+
+    s = Searcher.from_path(SKILLS, tmp_path_factory.mktemp("index"), strict=True)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def executor(searcher, tmp_path):
+    with Executor(searcher.registry, context=ToolContext(workspace=tmp_path)) as ex:
+        yield ex
+
+
+PLAN = [
+    Step("write_file", {"path": "notes/todo.txt", "content": "buy milk\nbuy bread\n"}, query="write a file"),
+    Step("count_text", lambda results: {"text": "buy milk\nbuy bread\n"}, query="count words"),
+    Step("calculate", {"expression": "17 * 23 + 4"}, query="calculate expression"),
+]
+
+
+def test_agent_loop_runs_real_tools_until_the_answer(searcher, executor, tmp_path):
+    with FakeModelServer(RuleModel(PLAN, final=lambda r: "Answer: " + str(json.loads(r[-1])["result"]))) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        response = agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "go"}])
+        requests = server.requests
+    assert (tmp_path / "notes" / "todo.txt").read_text() == "buy milk\nbuy bread\n"
+    assert response.choices[0].message.content == "Answer: 395"
+    assert response.choices[0].message.tool_calls is None
+    executed = [c for c in response.toolsearch.calls if c.outcome == "executed"]
+    assert [c.name for c in executed] == ["write_file", "count_text", "calculate"]
+    assert not any(c.is_error for c in executed)
+    # 3 searches + 3 calls + the answer; the executed results went back to the model
+    assert len(requests) == 7
+    tool_results = [m["content"] for m in requests[-1]["messages"] if m["role"] == "tool"]
+    assert "395" in tool_results[-1]
+
+
+def test_several_calls_in_one_turn_run_concurrently_and_errors_go_back(searcher, executor):
+    script = [
+        reply(None, call("calculate", {"expression": "2 ** 10"}), call("calculate", {"expression": "1/0"}),
+              call("calculate", {"wrong": 1})),
+        reply("done"),
+    ]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        response = agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "x"}])
+        answers = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert "1024" in answers[0]
+    calls = response.toolsearch.calls
+    assert [c.is_error for c in calls] == [False, True, True]
+    assert "expression" in answers[2]  # the executor names the missing argument
+
+
+def test_step_limit_asks_for_an_answer_without_tools(searcher, executor):
+    looping = [reply(None, call("calculate", {"expression": "1+1"}))] * 3 + [reply("gave up")]
+    with FakeModelServer(ScriptedModel(looping)) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor, max_steps=3)
+        response = agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "x"}])
+        last = server.requests[-1]
+    assert "tools" not in last
+    assert response.choices[0].message.content == "gave up"
+    assert response.toolsearch.step_limit_hit is False  # the model answered when asked
+    assert response.toolsearch.model_calls == 4
+
+
+def test_todo_reminder_after_three_turns_without_the_plan(searcher, executor):
+    script = [
+        reply(None, call("todo", {"action": "add", "titles": ["write", "count"]})),
+        reply(None, call("calculate", {"expression": "1+1"})),
+        reply(None, search("write a file")),
+        reply(None, call("calculate", {"expression": "2+2"})),
+        reply(None, call("calculate", {"expression": "3+3"})),
+        reply("done"),
+    ]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "x"}])
+        results = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    reminded = ["<reminder>" in r for r in results]
+    # todo resets the count; calculate (1), search (2), calculate (3) -> reminder on that result;
+    # the count restarts, so the next turn is not nagged again
+    assert reminded == [False, False, False, True, False]
+    assert "0/2 done" in results[3] and "next: task-1 'write'" in results[3]
+
+
+def test_sessions_in_the_agent_loop_have_their_own_plan(searcher, executor):
+    script = [reply(None, call("todo", {"action": "add", "title": "only here"})), reply("ok")]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        session = agent.session()
+        agent.with_session(session).chat.completions.create(
+            model="fake", messages=[{"role": "user", "content": "x"}]
+        )
+    from toolsearch.builtin.todo import plan_summary
+
+    assert "0/1 done" in plan_summary(session.context)
+    assert session.context.workspace == executor.context.workspace
+    assert "no plan yet" in plan_summary(executor.context)
+
+
+def test_agent_loop_async_matches_sync(searcher, tmp_path):
+    bodies = []
+    for mode in ("sync", "async"):
+        workspace = tmp_path / mode
+        workspace.mkdir()
+        executor = Executor(searcher.registry, context=ToolContext(workspace=workspace))
+        with executor, FakeModelServer(RuleModel(PLAN)) as server:
+            if mode == "sync":
+                agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+                agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "go"}])
+            else:
+                agent = toolsearch.wrap(server.async_client(), searcher, execute=True, executor=executor)
+                asyncio.run(agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "go"}]))
+            bodies.append(json.dumps(server.requests, sort_keys=True))
+    assert len(bodies[0]) > 1000
+    # call ids come from a process-wide counter; everything else must match byte for byte
+    import re
+
+    strip = lambda s: re.sub(r"call_\d+", "call_N", s)  # noqa: E731
+    assert strip(bodies[0]) == strip(bodies[1])
+
+
+def test_caller_tool_call_ends_the_loop(searcher, executor):
+    mine = {"type": "function", "function": {"name": "ask_human", "parameters": {"type": "object"}}}
+    script = [reply(None, call("calculate", {"expression": "1+1"}), call("ask_human", {}))]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        response = agent.chat.completions.create(
+            model="fake", messages=[{"role": "user", "content": "x"}], tools=[mine]
+        )
+    names = [c.function.name for c in response.choices[0].message.tool_calls]
+    assert names == ["calculate", "ask_human"]  # nothing half-run: the caller runs both

@@ -1,0 +1,120 @@
+"""Text analysis for tool search: identifier splitting, stopwords, stemming.
+
+Tool catalogs are full of identifiers (`get_user_profile`, `getUserProfile`, `flight.book`,
+`getPM2_5Level`), which a plain word tokenizer keeps as one opaque token. Here every identifier-like
+chunk of text is split on snake_case, camelCase, kebab-case, dots and letter/digit boundaries, and the
+whole chunk is kept as well in one canonical spelling (parts joined by `_`), so `getUserProfile`,
+`get-user-profile` and `get_user_profile` all produce the same compound term and an exact name in a query
+scores above a loose match of its parts.
+
+Then the chain whoosh's `StemmingAnalyzer` uses: lowercase, stopwords (whoosh's list, tokens shorter than 2
+characters dropped) and stemming. We stem with the Snowball English stemmer (`whoosh.lang.porter2`):
+whoosh's default `porter` turns "running" into "runn" and "was" into "wa".
+
+Two implementations of one analysis:
+- `toolsearch.index.chain.identifier_analyzer()` is a real whoosh analyzer chain (for whoosh schemas and
+  whoosh tooling; a separate module because importing whoosh.analysis costs ~130 ms);
+- `analyze()` is the same computation without whoosh's per-token generator overhead, with caches for
+  chunk splitting and stemming; it is what index building and every search use (a 10k-tool build runs
+  about a million tokens through it). A test keeps the two identical.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterator
+
+from whoosh.lang.porter2 import stem as _porter2
+
+__all__ = [
+    "ANALYSIS_ID",
+    "STOP_WORDS",
+    "analyze",
+    "is_compound",
+    "split_identifier",
+]
+
+# Bump when the output of `analyze` changes: a persisted index built by another analysis is rebuilt.
+ANALYSIS_ID = "ident-split+compound/lower/stop(whoosh,min2)/porter2 v1"
+
+# whoosh.analysis.STOP_WORDS, copied so that searching never imports whoosh.analysis (~130 ms).
+STOP_WORDS = frozenset(
+    "a an and are as at be by can for from have if in is it may not of on or tbd that the this to us we "
+    "when will with yet you your".split()
+)
+MIN_SIZE = 2
+
+# An identifier-like chunk: runs of letters/digits joined by `_`, `-` or `.` (a trailing dot is prose).
+_CHUNK = re.compile(r"[^\W_]+(?:[_.\-]+[^\W_]+)*")
+_SEPARATORS = re.compile(r"[_.\-]+")
+# Word boundaries inside one piece: fooBar | HTTPServer -> HTTP Server | abc123 | 123abc.
+_CASE_BOUNDARY = re.compile(
+    r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
+)
+
+
+@lru_cache(maxsize=200_000)
+def split_identifier(chunk: str) -> tuple[str, ...]:
+    """The word parts of one identifier, original case: `getPM2_5Level` -> (get, PM, 2, 5, Level)."""
+    parts: list[str] = []
+    for piece in _SEPARATORS.split(chunk):
+        if piece:
+            parts.extend(p for p in _CASE_BOUNDARY.split(piece) if p)
+    return tuple(parts)
+
+
+def raw_tokens(text: str) -> Iterator[str]:
+    """Parts of every chunk, then the chunk's canonical compound when it has more than one part."""
+    for match in _CHUNK.finditer(text):
+        parts = split_identifier(match.group())
+        yield from parts
+        if len(parts) > 1:
+            yield "_".join(parts)
+
+
+@lru_cache(maxsize=200_000)
+def _normalize(token: str) -> str | None:
+    """lowercase -> stopword/size filter -> stem; None when the token is dropped."""
+    low = token.lower()
+    if len(low) < MIN_SIZE or low in STOP_WORDS:
+        return None
+    return _porter2(low)
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of `text`, in order, duplicates kept (term frequencies matter)."""
+    out: list[str] = []
+    for token in raw_tokens(text):
+        term = _normalize(token)
+        if term is not None:
+            out.append(term)
+    return out
+
+
+def is_compound(term: str) -> bool:
+    """Whether an analyzed term is a whole identifier rather than one word of it."""
+    return "_" in term
+
+
+# A plain word: letters only, no capital after the first letter. Query chunks like `PVLASfLtIcN`,
+# `5FRcFgPufhr` or `user_id` are identifiers or values: searched, but not "meaningful words" whose
+# absence from every hit makes the answer "no good match".
+_PLAIN_WORD = re.compile(r"^[^\W\d_][^\W\d_A-Z]*$")
+
+
+def query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """(distinct terms to search, distinct meaningful words as (term, lowercase word)) of a query."""
+    terms: dict[str, None] = {}
+    words: dict[str, str] = {}
+    for match in _CHUNK.finditer(text):
+        chunk = match.group()
+        parts = split_identifier(chunk)
+        plain = len(parts) == 1 and _PLAIN_WORD.match(chunk) is not None
+        for token in (*parts, "_".join(parts)) if len(parts) > 1 else parts:
+            term = _normalize(token)
+            if term is not None:
+                terms[term] = None
+                if plain:
+                    words.setdefault(term, token.lower())
+    return list(terms), list(words.items())

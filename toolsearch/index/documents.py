@@ -1,0 +1,88 @@
+"""What of a tool gets indexed, field by field.
+
+One search document per tool, with these fields (BM25F weighs each with its own boost):
+
+    name         the tool name (split into words, plus the whole name as one compound term)
+    description  the tool description
+    params       parameter names, nested ones included (split like names)
+    param_docs   parameter descriptions, enum values and titles
+    tags         tool tags and its skill's tags
+    examples     example requests given in the skill file
+    skill        the skill's name and description
+
+Parameter names and their descriptions are separate fields because they carry very different
+evidence: a query word equal to a parameter name (`city`, `currency`) is a strong hint, while words of a
+long parameter description are diluted prose.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..catalog.model import Skill, Tool
+from .analysis import analyze
+
+__all__ = ["FIELDS", "analyzed_fields", "field_texts"]
+
+FIELDS: tuple[str, ...] = (
+    "name",
+    "description",
+    "params",
+    "param_docs",
+    "tags",
+    "examples",
+    "skill",
+)
+
+_MAX_DEPTH = 6  # deep enough for real schemas; stops pathological self-similar ones early
+
+
+def _walk_schema(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """(kind, text) pairs: kind "name" for property names, "doc" for descriptive text."""
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return
+    for key in ("description", "title"):
+        if isinstance(schema.get(key), str) and depth > 0:
+            yield "doc", schema[key]
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        yield "doc", " ".join(str(v) for v in enum if isinstance(v, (str, int, float)))
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            yield "name", str(name)
+            yield from _walk_schema(sub, depth + 1)
+    for key in ("items", "additionalProperties"):
+        yield from _walk_schema(schema.get(key), depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            for sub in options:
+                yield from _walk_schema(sub, depth + 1)
+
+
+def field_texts(tool: Tool, skill: Skill | None = None) -> dict[str, str]:
+    """The raw text of each field of `tool`'s search document."""
+    names: list[str] = []
+    docs: list[str] = []
+    for kind, text in _walk_schema(tool.input_schema):
+        (names if kind == "name" else docs).append(text)
+    skill_tags = skill.tags if skill is not None else ()
+    skill_text = skill.name if skill is not None else tool.skill
+    if skill is not None and skill.description:
+        skill_text += "\n" + skill.description
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "params": " ".join(names),
+        "param_docs": "\n".join(docs),
+        "tags": " ".join((*tool.tags, *skill_tags)),
+        "examples": "\n".join(tool.examples),
+        "skill": skill_text,
+    }
+
+
+def analyzed_fields(tool: Tool, skill: Skill | None = None) -> list[list[str]]:
+    """Analyzed terms of every field, in `FIELDS` order."""
+    texts = field_texts(tool, skill)
+    return [analyze(texts[f]) for f in FIELDS]

@@ -1,0 +1,275 @@
+"""`Searcher`: ranked tool search over a catalog, following its Registry.
+
+A search runs, in order:
+1. `select:a,b` returns exactly those tools (in that order); a query that is exactly a tool name returns
+   that tool. The model uses these to load a tool it already knows about.
+2. BM25F over the analyzed query (scoring.py), from postings loaded into memory.
+3. If the best hit contains too small a share of the query's meaningful words, query words unknown to
+   the index are replaced by close vocabulary terms (typo fallback, fuzzy.py) and the search is retried.
+4. If the best hit still covers less than `min_coverage` of the meaningful words, the answer is an
+   empty list: an honest "no good match" instead of noise the model would have to read.
+
+Concurrency: all search state (catalog snapshot, scorer, fuzzy table) lives in one immutable `_State`
+that is swapped by a single reference assignment, so searches never lock and never see a half-applied
+update; updates are serialized by a lock (and across processes by the store's file lock).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from .._errors import ConfigError
+from ..catalog.hits import Hit
+from ..catalog.model import Skill
+from ..catalog.registry import Catalog, Registry
+from .analysis import query_terms
+from .config import SearchConfig
+from .documents import FIELDS
+from .fuzzy import FuzzyVocabulary, max_edits_for
+from .postings import Postings
+from .scoring import Ranked, Scorer
+from .store import BuildReport, IndexStore, catalog_docs
+
+__all__ = ["Reranker", "Searcher"]
+
+_SELECT = re.compile(r"^\s*select\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_MAX_CORRECTIONS = 3  # vocabulary terms tried per misspelled query word
+
+
+class Reranker(Protocol):
+    """Reorders BM25F candidates (the embedding rerank in toolsearch.embed implements this)."""
+
+    def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class _State:
+    catalog: Catalog
+    scorer: Scorer
+    fuzzy: FuzzyVocabulary
+
+
+class Searcher:
+    """Search a catalog's tools. `source`: a `Registry` (followed), a `Catalog`, or `Skill`s."""
+
+    def __init__(
+        self,
+        source: Registry | Catalog | Iterable[Skill],
+        index_dir: str | Path | None = None,
+        *,
+        config: SearchConfig | None = None,
+        progress: bool = False,
+        reranker: Reranker | None = None,
+    ):
+        self.config = config or SearchConfig()
+        if not isinstance(self.config, SearchConfig):
+            raise ConfigError(f"config must be a SearchConfig, got {type(self.config).__name__}")
+        if self.config.rerank != "off" and reranker is None:
+            raise ConfigError(
+                f"SearchConfig(rerank={self.config.rerank!r}) needs a reranker: pass reranker=... "
+                "(see toolsearch.embed) or leave rerank='off'"
+            )
+        self._reranker = reranker
+        if isinstance(source, Registry):
+            self.registry = source
+        elif isinstance(source, Catalog):
+            self.registry = Registry(source.skills)
+        elif isinstance(source, (str, Path)):
+            raise ConfigError("Searcher(source) takes skills or a Registry; use Searcher.from_path(path)")
+        else:
+            try:
+                self.registry = Registry(list(source))
+            except TypeError:
+                raise ConfigError(
+                    f"Searcher source must be a Registry, Catalog or iterable of Skill, "
+                    f"got {type(source).__name__}"
+                ) from None
+        self._store = IndexStore(index_dir, progress=progress) if index_dir is not None else None
+        self._lock = threading.RLock()
+        self._closed = False
+        catalog = self.registry.catalog
+        start = time.perf_counter()
+        if self._store is not None:
+            postings, self.last_build = self._store.open(catalog)
+        else:
+            postings = Postings.build(catalog_docs(catalog.skills), len(FIELDS))
+            self.last_build = BuildReport("memory", postings.n_docs, time.perf_counter() - start)
+        self._state = self._make_state(catalog, postings)
+        # A weak reference: a registry outliving its searchers must not keep them (and indexes) alive.
+        ref = weakref.ref(self)
+        self.registry.subscribe(lambda old, new: (s := ref()) is not None and s._on_change(new))
+        self.problems: tuple[Any, ...] = ()
+
+    @classmethod
+    def from_path(cls, path: str | Path, index_dir: str | Path | None = None, *,
+                  strict: bool = False, **kw: Any) -> Searcher:
+        """Load a skills folder, skill file or tools.jsonl and search it. Skills with problems are
+        left out (see `.problems`); `strict=True` raises `SkillError` instead."""
+        from ..catalog.loader import load_skills
+
+        result = load_skills(path)
+        if strict:
+            result.raise_on_problems()
+        searcher = cls(result.skills, index_dir, **kw)
+        searcher.problems = tuple(result.problems)
+        return searcher
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog snapshot the index currently reflects (hits always come from it)."""
+        return self._state.catalog
+
+    def _make_state(self, catalog: Catalog, postings: Postings) -> _State:
+        scorer = Scorer(postings, boosts=self.config.field_boosts(), b=self.config.field_bs(),
+                        k1=self.config.k1)
+        return _State(catalog, scorer, FuzzyVocabulary(postings.vocab))
+
+    # --- following the registry --------------------------------------------------------------------
+
+    def _on_change(self, new: Catalog) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            state = self._state
+            start = time.perf_counter()
+            old = {s.name: s for s in state.catalog.skills}
+            changed = [s for s in new.skills if old.get(s.name) is not s and (
+                s.name not in old or old[s.name].search_fingerprint() != s.search_fingerprint())]
+            removed = set(old) - {s.name for s in new.skills}
+            if not changed and not removed:
+                self._state = replace(state, catalog=new)  # e.g. only a handler changed
+                return
+            if self._store is not None:
+                postings = self._store.update(new, changed, removed)
+            else:
+                names = removed | {s.name for s in changed}
+                postings = state.scorer.postings.replace_skills(names, catalog_docs(changed))
+            self._state = self._make_state(new, postings)
+            self.last_build = BuildReport(
+                "updated", postings.n_docs, time.perf_counter() - start,
+                str(self._store.path) if self._store else None,
+                updated=tuple(s.name for s in changed), removed=tuple(sorted(removed)),
+            )
+
+    def close(self) -> None:
+        """Stop following the registry. Searching a closed searcher still works on its last snapshot."""
+        with self._lock:
+            self._closed = True
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- searching ---------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        """Up to `k` tools, best first; an empty list means no good match."""
+        state, text = self._state, self._clean(query, k)
+        direct = self._direct(state, text)
+        if direct is not None:
+            return direct if text.lower().lstrip().startswith("select") else direct[:k]
+        depth = max(k, self.config.rerank_depth) if self._reranker else k
+        ranked, coverage = self._rank(state, text, depth, k)
+        if not ranked or coverage < self.config.min_coverage:
+            return []
+        hits = self._hits(state, ranked)
+        return self._reranker.rerank(text, hits, k)[:k] if self._reranker else hits[:k]
+
+    def candidates(self, query: str, n: int = 50) -> list[Hit]:
+        """The top `n` BM25F hits without the no-good-match cut (the input of a reranker)."""
+        state, text = self._state, self._clean(query, n)
+        return self._hits(state, self._rank(state, text, n, n)[0])
+
+    def _clean(self, query: str, k: int) -> str:
+        if not isinstance(query, str):
+            raise ConfigError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ConfigError(f"k must be a positive integer, got {k!r}")
+        return _CONTROL.sub(" ", query[: self.config.max_query_chars])
+
+    def _direct(self, state: _State, text: str) -> list[Hit] | None:
+        select = _SELECT.match(text)
+        if select:
+            names = [n for n in re.split(r"[\s,]+", select.group(1)) if n]
+        elif text.strip() in state.catalog.tools:
+            names = [text.strip()]
+        else:
+            return None
+        tools = [state.catalog.tools[n] for n in dict.fromkeys(names) if n in state.catalog.tools]
+        return [Hit(t.name, 1.0, t.skill, ("name",), t) for t in tools]
+
+    def _rank(self, state: _State, text: str, n: int, judged: int) -> tuple[list[Ranked], float]:
+        """Top `n` and the query coverage of the top `judged` of them (see `_coverage`)."""
+        terms, words = query_terms(text)
+        meaningful = [t for t, _ in words][:63]
+        group = {t: i for i, t in enumerate(meaningful)}
+        weight = [state.scorer.idf(t) for t in meaningful]
+        query = [(t, 1.0, group.get(t, -1)) for t in terms]
+        ranked = state.scorer.rank(query, n)
+        coverage = self._coverage(ranked[:judged], weight)
+        if self.config.fuzzy and coverage < self.config.min_coverage:
+            extra = self._corrections(state, words[:63], group)
+            if extra:
+                retry = state.scorer.rank(query + extra, n)
+                retry_coverage = self._coverage(retry[:judged], weight)
+                if retry_coverage > coverage:
+                    return retry, retry_coverage
+        return ranked, coverage
+
+    @staticmethod
+    def _coverage(ranked: list[Ranked], weight: list[float]) -> float:
+        """The idf-weighted share of the query's meaningful words found in any of `ranked`.
+
+        Over the union of the hits because one request often needs several tools; weighted by idf so
+        that a hit sharing only "get" or "find" with the query does not count as a match, and a query
+        word the index has never seen (idf maximal) weighs most: "book a moon hotel" must not be
+        answered by a hotel tool alone if nothing is about the moon.
+        """
+        if not ranked:
+            return 0.0
+        if not weight:
+            return 1.0  # only stopwords/numbers: nothing to judge by, keep what matched
+        found = 0
+        for r in ranked:
+            found |= r.groups
+        return sum(w for i, w in enumerate(weight) if found >> i & 1) / sum(weight)
+
+    def _corrections(self, state: _State, words: list[tuple[str, str]],
+                     group: dict[str, int]) -> list[tuple[str, float, int]]:
+        extra: list[tuple[str, float, int]] = []
+        for term, word in words:
+            if state.scorer.df(term):
+                continue  # a known word is not a typo
+            # Both the stem and the word: the stemmer mangles a misspelled word differently
+            # ("factorail" stays as it is, while "factorial" is indexed as "factori").
+            edits = max_edits_for(word, self.config.fuzzy_max_edits)
+            found = sorted(set(state.fuzzy.corrections(term, edits))
+                           | set(state.fuzzy.corrections(word, edits)), key=lambda cd: (cd[1], cd[0]))
+            if found:
+                best = found[0][1]
+                closest = [c for c, d in found if d == best][:_MAX_CORRECTIONS]
+                extra.extend((c, self.config.fuzzy_weight, group[term]) for c in closest)
+        return extra
+
+    @staticmethod
+    def _hits(state: _State, ranked: list[Ranked]) -> list[Hit]:
+        names = state.scorer.postings.names
+        hits = []
+        for r in ranked:
+            tool = state.catalog.tools.get(names[r.doc])
+            if tool is None:  # cannot happen while index and catalog are swapped together
+                continue
+            matched = tuple(f for i, f in enumerate(FIELDS) if r.fields >> i & 1)
+            hits.append(Hit(tool.name, round(r.score, 6), tool.skill, matched, tool))
+        return hits
+

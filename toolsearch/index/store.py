@@ -1,0 +1,259 @@
+"""The persisted index: build, open, update incrementally, crash-safely.
+
+Layout of an index folder (e.g. `indexes/default/`):
+
+    manifest.json            what is live: format, config, fingerprints, which generation and postings
+    gen-<id>/                one generation: the Whoosh index (index of record) + postings-<id>.npz
+    .build-<id>/             a full build in progress (a leftover one is garbage from a crash)
+    .lock                    writers hold an exclusive flock on it; readers never lock
+
+The manifest is the single switch. A full build writes a complete generation into `.build-<id>`,
+renames it to `gen-<id>`, and only then replaces `manifest.json` (temp file + fsync + os.replace), so a
+crash at any point leaves the previous generation live and intact. An incremental update commits the
+changed skills' documents to Whoosh (its commit is atomic), writes a *new* postings file, then the
+manifest; a crash in between leaves a manifest whose fingerprints still describe the old postings, so
+the next open simply redoes those skills (Whoosh deletes by skill first, so redoing is idempotent).
+
+Opening: a manifest matching the catalog opens without touching Whoosh (one small JSON read and one
+.npz load); a changed catalog updates only the skills whose `search_fingerprint()` changed, appeared or
+disappeared; a missing, foreign (other format or analysis) or damaged index is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .._errors import IndexError_
+from .._version import __version__
+from ..catalog.model import Skill
+from ..catalog.registry import Catalog
+from .analysis import ANALYSIS_ID
+from .documents import FIELDS, analyzed_fields
+from .postings import Doc, Postings
+
+__all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs"]
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+CONFIG = {"analysis": ANALYSIS_ID, "fields": list(FIELDS)}
+PROGRESS_MIN_TOOLS = 2000
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What opening an index did: `built`, `updated`, `opened` (up to date) or `memory` (throwaway)."""
+
+    action: Literal["built", "updated", "opened", "memory"]
+    tools: int
+    seconds: float
+    path: str | None = None
+    reason: str = ""
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+
+    def __str__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        if self.action == "built":
+            why = f" ({self.reason})" if self.reason else ""
+            return f"built {self.tools} tools{where} in {self.seconds:.2f}s{why}"
+        if self.action == "updated":
+            names = ", ".join((*self.updated, *(f"-{n}" for n in self.removed)))
+            count = len(self.updated) + len(self.removed)
+            return (f"updated {count} skill{'s' * (count != 1)} ({names}){where} in "
+                    f"{self.seconds:.2f}s; {self.tools} tools")
+        if self.action == "opened":
+            return f"up to date: {self.tools} tools{where}, opened in {self.seconds * 1000:.0f} ms"
+        return f"indexed {self.tools} tools in memory in {self.seconds:.2f}s"
+
+
+def catalog_docs(skills: Iterable[Skill]) -> Iterator[Doc]:
+    for skill in skills:
+        for tool in skill.tools:
+            yield tool.name, skill.name, analyzed_fields(tool, skill)
+
+
+class IndexStore:
+    def __init__(self, path: str | Path, *, progress: bool = False):
+        self.path = Path(path)
+        self.progress = progress
+        if self.path.exists() and not self.path.is_dir():
+            raise IndexError_(f"index path {self.path} is a file; pass a folder for the index", self.path)
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def read_manifest(self) -> tuple[dict[str, Any] | None, str]:
+        """(manifest, "") when usable, else (None, why it is not)."""
+        try:
+            data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None, "no index yet"
+        except (OSError, ValueError):
+            return None, "manifest.json is damaged"
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            return None, f"index format {data.get('format') if isinstance(data, dict) else '?'} != {FORMAT}"
+        if data.get("config") != CONFIG:
+            return None, "index was built with another analysis or field set"
+        if not all(isinstance(data.get(k), str) for k in ("catalog", "generation", "postings")) or \
+                not isinstance(data.get("skills"), dict):
+            return None, "manifest.json is incomplete"
+        return data, ""
+
+    def _load(self, manifest: dict[str, Any]) -> Postings:
+        return Postings.load(self.path / manifest["generation"] / manifest["postings"], len(FIELDS))
+
+    def open(self, catalog: Catalog) -> tuple[Postings, BuildReport]:
+        """Open the index for `catalog`, building or updating it first when needed."""
+        start = time.perf_counter()
+        for _ in range(3):  # a concurrent writer may swap files between our two reads: retry
+            manifest, _why = self.read_manifest()
+            if manifest is None or manifest["catalog"] != catalog.fingerprint:
+                break
+            try:
+                postings = self._load(manifest)
+            except (OSError, ValueError, KeyError):
+                continue
+            return postings, self._report("opened", postings, start)
+        with self._locked():
+            return self._open_locked(catalog, start)
+
+    def _open_locked(self, catalog: Catalog, start: float) -> tuple[Postings, BuildReport]:
+        manifest, why = self.read_manifest()
+        if manifest is not None:
+            try:
+                postings = self._load(manifest)
+            except (OSError, ValueError, KeyError):
+                manifest, why = None, "postings file missing or damaged"
+        if manifest is None:
+            postings = self._build(catalog)
+            return postings, self._report("built", postings, start, reason=why)
+        if manifest["catalog"] == catalog.fingerprint:
+            return postings, self._report("opened", postings, start)
+        fingerprints = catalog.skill_fingerprints()
+        changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != fingerprints[s.name]]
+        removed = sorted(set(manifest["skills"]) - set(fingerprints))
+        try:
+            postings = self._update(manifest, postings, catalog, changed, set(removed))
+        except Exception as exc:  # a damaged Whoosh generation: start over rather than fail
+            postings = self._build(catalog)
+            return postings, self._report("built", postings, start, reason=f"update failed ({exc})")
+        return postings, self._report(
+            "updated", postings, start, updated=tuple(s.name for s in changed), removed=tuple(removed)
+        )
+
+    def update(self, catalog: Catalog, changed: list[Skill], removed: set[str]) -> Postings:
+        """Apply a registry change (called by the Searcher): only these skills' documents change."""
+        with self._locked():
+            manifest, _ = self.read_manifest()
+            if manifest is None:
+                return self._build(catalog)
+            postings = self._load(manifest)
+            # Another process may have applied other changes: recompute against the manifest.
+            fingerprints = catalog.skill_fingerprints()
+            changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != fingerprints[s.name]]
+            removed = set(manifest["skills"]) - set(fingerprints)
+            if not changed and not removed and manifest["catalog"] == catalog.fingerprint:
+                return postings
+            return self._update(manifest, postings, catalog, changed, removed)
+
+    def _report(self, action: Any, postings: Postings, start: float, **kw: Any) -> BuildReport:
+        return BuildReport(action, postings.n_docs, time.perf_counter() - start, str(self.path), **kw)
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            handle = open(self.path / ".lock", "a+b")
+        except OSError as exc:
+            raise IndexError_(f"cannot write the index at {self.path}: {exc}", self.path) from None
+        with handle:
+            try:
+                import fcntl
+            except ImportError:  # not POSIX: in-process serialization only
+                yield
+                return
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _build(self, catalog: Catalog) -> Postings:
+        from . import whoosh_store
+
+        for stale in self.path.glob(".build-*"):  # we hold the lock: these are from crashed builds
+            shutil.rmtree(stale, ignore_errors=True)
+        token = secrets.token_hex(4)
+        tmp = self.path / f".build-{token}"
+        try:
+            docs = catalog_docs(catalog.skills)
+            if self.progress and len(catalog) >= PROGRESS_MIN_TOOLS:
+                from tqdm import tqdm
+
+                docs = tqdm(docs, total=len(catalog), desc="indexing tools", unit="tool")
+            postings = whoosh_store.write_new(tmp, docs)
+            postings.save(tmp / f"postings-{token}.npz")
+            os.rename(tmp, self.path / f"gen-{token}")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._publish(catalog, f"gen-{token}", f"postings-{token}.npz")
+        for old in self.path.glob("gen-*"):
+            if old.name != f"gen-{token}":
+                shutil.rmtree(old, ignore_errors=True)
+        return postings
+
+    def _update(self, manifest: dict[str, Any], postings: Postings, catalog: Catalog,
+                changed: list[Skill], removed: set[str]) -> Postings:
+        from . import whoosh_store
+
+        generation = self.path / manifest["generation"]
+        names = removed | {s.name for s in changed}
+        docs = list(catalog_docs(changed))
+        whoosh_store.replace_skills(generation, names, docs)
+        postings = postings.replace_skills(names, docs)
+        new_file = f"postings-{secrets.token_hex(4)}.npz"
+        postings.save(generation / new_file)
+        self._publish(catalog, manifest["generation"], new_file, built=manifest.get("built"))
+        for old in generation.glob("postings-*.npz"):
+            if old.name != new_file:
+                old.unlink(missing_ok=True)
+        return postings
+
+    def _publish(self, catalog: Catalog, generation: str, postings: str, built: Any = None) -> None:
+        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        manifest = {
+            "format": FORMAT,
+            "toolsearch": __version__,
+            "config": CONFIG,
+            "catalog": catalog.fingerprint,
+            "skills": catalog.skill_fingerprints(),
+            "tools": len(catalog),
+            "generation": generation,
+            "postings": postings,
+            "built": built or now,
+            "updated": now,
+        }
+        tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=2, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path / MANIFEST)
+        with contextlib.suppress(OSError):  # make the rename itself durable where supported
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

@@ -135,7 +135,7 @@ class RuleModel:
             if turn.searches_since_progress == 0 and self.meta in available:
                 return reply(None, search(turn.user_text, name=self.meta))
             found = sorted(n for n in available if n and n != self.meta)
-            return reply("Tools available: " + (", ".join(found) or "none") + ".")
+            return reply("Tools found for this request: " + (", ".join(found) or "none") + ".")
         if self.final is not None:
             return reply(self.final(turn.results))
         return reply("Done. " + (turn.results[-1] if turn.results else ""))

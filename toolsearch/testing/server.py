@@ -217,8 +217,13 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
+            except json.JSONDecodeError as exc:
+                server.errors.append(f"request body is not JSON: {exc}")
+                self._error(400, f"request body is not JSON: {exc}", "invalid_request_error")
+                return
+            try:
                 completion, message = server._complete(body)
-            except (json.JSONDecodeError, RequestError) as exc:
+            except RequestError as exc:
                 server.errors.append(str(exc))
                 self._error(400, str(exc), "invalid_request_error")
                 return

@@ -1,0 +1,113 @@
+"""What `toolsearch demo` and `toolsearch run` share: finding the catalog, building the searcher and
+executor, choosing the model endpoint, and printing what the interceptor did in each round.
+
+The model comes from the environment the way the openai client itself reads it (`OPENAI_API_KEY`,
+optional `OPENAI_BASE_URL`); without a key, or with `--offline`, the local fake model server is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from .._errors import ConfigError
+from ..interceptor.loadout import tool_tokens
+from ..interceptor.report import Report
+
+__all__ = [
+    "SYSTEM_PROMPT",
+    "add_common_arguments",
+    "build_runtime",
+    "live_client",
+    "print_round_details",
+    "short",
+]
+
+SYSTEM_PROMPT = (
+    "You are an agent that completes tasks with tools. You start with few tools: call tool_search "
+    "with a few keywords to find the tools a step needs (several searches in one turn are fine); "
+    "found tools become callable in your next turn. For tasks with several steps, keep a plan with "
+    "the todo tool. Paths are relative to the workspace. Answer briefly when done."
+)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--catalog", type=Path, help="skills folder, skill file or tools.jsonl "
+                        "(default: ./skills, else the bundled skills)")
+    parser.add_argument("--index", type=Path, help="persist the search index in this folder "
+                        "(default: build it in memory)")
+    parser.add_argument("--model", default=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
+                        help="model name for a real endpoint (default: $OPENAI_MODEL or gpt-4o-mini)")
+    parser.add_argument("--offline", action="store_true",
+                        help="use the local fake model even if OPENAI_API_KEY is set")
+    parser.add_argument("--max-loaded-tools", type=int, default=None,
+                        help="loaded-tool budget of the session (LRU eviction beyond it)")
+    parser.add_argument("--allow-shell", action="store_true", help="enable the shell skill")
+
+
+def default_catalog() -> Path:
+    here = Path.cwd() / "skills"
+    if here.is_dir():
+        return here
+    bundled = Path(__file__).resolve().parents[2] / "skills"
+    if bundled.is_dir():
+        return bundled
+    raise ConfigError("no skills folder found: run from a folder with skills/ or pass --catalog PATH")
+
+
+def build_runtime(args: argparse.Namespace, workspace: Path) -> tuple[Any, Any]:
+    """(searcher, executor) over the catalog, tools confined to `workspace`."""
+    from ..index.searcher import Searcher
+    from ..runtime.context import ToolContext
+    from ..runtime.executor import Executor
+
+    catalog = args.catalog or default_catalog()
+    if not catalog.exists():
+        raise ConfigError(f"--catalog {catalog}: no such file or folder")
+    searcher = Searcher.from_path(catalog, args.index)
+    for problem in searcher.problems:
+        print(f"warning: skipped: {problem}", file=sys.stderr)
+    context = ToolContext(workspace=workspace, allow_shell=args.allow_shell)
+    return searcher, Executor(searcher.registry, context=context)
+
+
+def live_client(args: argparse.Namespace) -> Any | None:
+    """An `OpenAI` client from the environment, or None for the offline fake model."""
+    if args.offline or not os.environ.get("OPENAI_API_KEY"):
+        return None
+    from openai import OpenAI
+
+    return OpenAI()  # reads OPENAI_API_KEY and OPENAI_BASE_URL itself
+
+
+def short(text: str, limit: int = 90) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def print_round_details(report: Report, out: TextIO = sys.stdout) -> None:
+    for search in report.prefetch:
+        print(f"  prefetch {search.query!r} -> {', '.join(search.hits) or 'nothing'}", file=out)
+    for r in report.rounds:
+        print(f"  round {r.index}: {len(r.tools_sent)} catalog tools sent "
+              f"({r.tool_tokens} schema tokens)", file=out)
+        for s in r.searches:
+            print(f"    search {s.query!r} -> {', '.join(s.hits) or 'no match'}", file=out)
+        if r.loaded:
+            print(f"    loaded: {', '.join(r.loaded)}", file=out)
+        if r.evicted:
+            print(f"    evicted (least recently used): {', '.join(r.evicted)}", file=out)
+        for c in r.calls:
+            if c.outcome == "search":
+                continue
+            result = f" -> {'ERROR ' if c.is_error else ''}{short(c.result)}" if c.result else ""
+            print(f"    {c.outcome} {c.name}({short(c.arguments, 60)}){result}", file=out)
+
+
+def all_tools_tokens(catalog: Iterable[Any]) -> int:
+    """Schema tokens of every catalog tool: what each request would cost without tool search."""
+    return sum(tool_tokens(t) for t in catalog)

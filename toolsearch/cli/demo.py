@@ -1,0 +1,165 @@
+"""`toolsearch demo`: a few real multi-step tasks over the bundled skills, round by round.
+
+Offline (no `OPENAI_API_KEY`, or `--offline`) the model is `RuleModel` behind the local fake model server:
+it follows a fixed plan per task but goes through exactly what a real model would — the real openai
+client over HTTP, `tool_search` answered by the real index, schemas loaded into the next request, real
+tools run by the Executor in a temporary workspace. With a key, the same tasks go to a real model.
+
+All tasks run in one conversation (one session) with a small loaded-tool budget, so LRU eviction is
+visible; the summary compares the tool-schema tokens actually sent per request with sending every tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ._agent import (
+    SYSTEM_PROMPT,
+    add_common_arguments,
+    all_tools_tokens,
+    build_runtime,
+    live_client,
+    print_round_details,
+    short,
+)
+
+__all__ = ["add_parser", "run"]
+
+
+def _json(text: str) -> Any:
+    """The JSON value a tool returned (anything after it, such as a reminder, is ignored)."""
+    return json.JSONDecoder().raw_decode(text.strip())[0]
+
+
+def _result(results: list[str]) -> Any:
+    return _json(results[-1])["result"]
+
+
+def _tasks() -> list[tuple[str, list[Any], Any]]:
+    """(task, the fake model's plan, how the fake model words its answer from the real results)."""
+    from ..testing import Step
+
+    return [
+        ("Save a shopping list with milk, eggs, bread and apples to shopping.txt, then read it back "
+         "and count the items.", [
+            Step("todo", {"action": "add", "titles": ["Write shopping.txt", "Count the items"]}),
+            Step("todo", {"action": "start", "id": "task-1"}),
+            Step("write_file", {"path": "shopping.txt", "content": "milk\neggs\nbread\napples\n"},
+                 query="save text to a file"),
+            Step("todo", {"action": "complete", "id": "task-1"}),
+            Step("todo", {"action": "start", "id": "task-2"}),
+            Step("read_file", {"path": "shopping.txt"}, query="read a file"),
+            Step("count_text", lambda r: {"text": r[-1]}, query="count words and lines"),
+            Step("todo", {"action": "complete", "id": "task-2"}),
+        ], lambda r: f"Saved shopping.txt; it lists {_json(r[-2])['lines']} items."),
+        ("I ran 10 miles in 80 minutes. How far is that in km, and what was my pace in minutes per km?", [
+            Step("convert_units", {"value": 10, "from_unit": "mi", "to_unit": "km"},
+                 query="convert miles to km"),
+            Step("calculate", lambda r: {"expression": f"80 / {_result(r)}"}, query="calculate"),
+        ], lambda r: f"10 miles is {_json(r[0])['result']:.2f} km; your pace was "
+                     f"{_result(r):.2f} minutes per km."),
+        ("What day of the week is 100 days after 2026-03-01, and how many days is it from then "
+         "to Christmas 2026?", [
+            Step("date_add", {"date": "2026-03-01", "days": 100}, query="add days to a date"),
+            Step("day_of_week", lambda r: {"date": _result(r)["date"]}, query="day of the week"),
+            Step("date_difference", lambda r: {"start": _json(r[-1])["date"], "end": "2026-12-25"},
+                 query="days between two dates"),
+        ], lambda r: f"100 days after 2026-03-01 is {_json(r[1])['weekday']} {_json(r[1])['date']}; "
+                     f"Christmas 2026 is {_json(r[2])['total_days']:.0f} days later."),
+        ("Give me the SHA-256 fingerprint of shopping.txt and the word 'milk' in base64.", [
+            Step("hash_file", {"path": "shopping.txt", "algorithm": "sha256"}, query="sha256 hash of a file"),
+            Step("base64_encode", {"text": "milk"}, query="base64 encode"),
+        ], lambda r: f"SHA-256 of shopping.txt: {_json(r[0])['hex']}; 'milk' in base64: "
+                     f"{_json(r[1])['base64']}"),
+    ]
+
+
+
+class _DemoModel:
+    """Routes each request to the plan of the task in the latest user message."""
+
+    def __init__(self, tasks: list[tuple[str, list[Any], Any]]):
+        from ..testing import RuleModel
+
+        self._models = {text: RuleModel(steps, final=final) for text, steps, final in tasks}
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        user = [m for m in request["messages"] if m.get("role") == "user"][-1]["content"]
+        return self._models[user].respond(request)
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "demo", help="run multi-step tasks over the bundled skills, round by round",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    add_common_arguments(parser)
+    parser.add_argument("--workspace", type=Path, help="folder the tools work in (default: a temp dir)")
+    parser.set_defaults(run=run, max_loaded_tools=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import wrap
+
+    tasks = _tasks()
+    with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
+        workspace = args.workspace or Path(tmp)
+        workspace.mkdir(parents=True, exist_ok=True)
+        searcher, executor = build_runtime(args, workspace)
+        client = live_client(args)
+        server = None
+        if client is None:
+            from ..testing import FakeModelServer
+
+            server = FakeModelServer(_DemoModel(tasks)).start()
+            client, model = server.client(), "fake-model"
+            print(f"offline: fake model at {server.base_url} (set OPENAI_API_KEY for a real model)")
+        else:
+            model = args.model
+            print(f"model: {model} at {client.base_url}")
+        try:
+            with executor:
+                agent = wrap(client, searcher, execute=True, executor=executor,
+                             max_loaded_tools=args.max_loaded_tools or 8)
+                reports = _run_tasks(agent, model, [t for t, *_ in tasks])
+        finally:
+            if server is not None:
+                server.stop()
+        catalog = searcher.catalog
+        print()
+        if args.workspace:
+            print(f"workspace: {workspace}")
+        _print_savings(reports, all_tools_tokens(catalog), len(catalog))
+    return 0
+
+
+def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
+    messages: list[Any] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    reports = []
+    for number, task in enumerate(tasks, 1):
+        print(f"\ntask {number}: {task}")
+        messages.append({"role": "user", "content": task})
+        response = agent.chat.completions.create(model=model, messages=messages)
+        report = response.toolsearch
+        print_round_details(report)
+        answer = response.choices[0].message.content or "(no answer)"
+        print(f"  answer: {short(answer, 200)}")
+        messages.append({"role": "assistant", "content": answer})
+        reports.append(report)
+    return reports
+
+
+def _print_savings(reports: list[Any], every_tool: int, n_tools: int) -> None:
+    sent = [r.tool_tokens for report in reports for r in report.rounds]
+    if not sent:
+        return
+    average = sum(sent) / len(sent)
+    print(f"tool schemas per request: {average:.0f} tokens on average (max {max(sent)}) over "
+          f"{len(sent)} requests, vs {every_tool} tokens to send all {n_tools} tools "
+          f"({100 * (1 - average / every_tool):.0f}% less)")
+    total = sum((report.usage.total_tokens for report in reports), 0)
+    print(f"model usage: {total} tokens in total")

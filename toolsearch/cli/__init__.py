@@ -19,7 +19,9 @@ __all__ = ["main"]
 # verb -> module under toolsearch.cli
 COMMANDS: dict[str, str] = {
     "call": "call",
+    "demo": "demo",
     "reload": "reload_cmd",
+    "run": "run",
     "tools": "tools",
     "validate": "validate",
 }

@@ -223,8 +223,15 @@ def test_eviction_happens_in_batches(searcher):
 
 
 def test_prefetch_preloads_before_the_first_call(searcher):
-    _, requests, _ = run(searcher, [reply("sunny")], prefetch=True)
-    assert "get_weather" in names(requests[0])
+    asked = [{"role": "user", "content": "Tell me the weather forecast for tomorrow"}]
+    response, requests, _ = run(searcher, [reply("sunny")], messages=asked, prefetch=True, prefetch_limit=1)
+    assert names(requests[0]) == ["remember", "tool_search", "get_forecast"]
+    assert [s.query for s in response.toolsearch.prefetch] == [asked[0]["content"]]
+    # not a new user turn (the last message is a tool result): no prefetch
+    follow_up = [*asked, {"role": "assistant", "content": None, "tool_calls": [call("get_forecast", {}, id="c1")]},
+                 {"role": "tool", "tool_call_id": "c1", "content": "rain"}]
+    response, _, _ = run(searcher, [reply("rain")], messages=follow_up, prefetch=True)
+    assert response.toolsearch.prefetch == ()
 
 
 def test_usage_is_summed_over_rounds(searcher):
@@ -303,3 +310,23 @@ def test_other_attributes_are_forwarded(searcher):
         assert client.client is raw
         assert [m.id for m in client.models.list()] == ["fake-model"]
         assert client.base_url == raw.base_url
+
+
+def test_loadout_follows_catalog_changes(tmp_path):
+    """Hot reload: a removed skill's tools leave the session; an updated tool keeps its place."""
+    from toolsearch import Registry
+    from toolsearch.index.searcher import Searcher
+
+    registry = Registry(sample_skills())
+    live = Searcher(registry, tmp_path / "index")
+    with FakeModelServer(ScriptedModel([
+        reply(None, search("weather forecast"), search("send email")), reply("a"), reply("b"),
+    ])) as server:
+        client = toolsearch.wrap(server.client(), live)
+        client.chat.completions.create(model="fake", messages=USER)
+        assert {"get_weather", "send_email"} <= set(client.default_session.loaded)
+        registry.remove("mail")
+        client.chat.completions.create(model="fake", messages=USER)
+        sent = names(server.requests[-1])
+    assert "send_email" not in sent and "read_inbox" not in sent and "get_weather" in sent
+    live.close()

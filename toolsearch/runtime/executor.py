@@ -14,8 +14,8 @@ time and the thread is abandoned (counted in `abandoned_threads`, logged), holdi
 needs (no shared pool to starve). Its subprocesses do not leak: `run_subprocess` sees the attempt's
 deadline and cancel event and kills its process group.
 
-Retries happen only for failures a second try can fix: timeouts, `ConnectionError`, transient `OSError`s
-(by errno), HTTP 408/429/5xx from urllib, and `RetryableError`. Bad arguments and plain bugs
+Retries happen only for failures a second try can fix (`retry.is_retryable`): timeouts,
+`ConnectionError`, transient `OSError`s (by errno), HTTP 408/429/5xx, and `RetryableError`. Bad arguments and plain bugs
 (`TypeError`, `ValueError`, ...) fail at once. The delay comes from `RetryPolicy.delay(attempt)`.
 
 Every failure is a `ToolResult(is_error=True)` the model can read, unless `raise_errors=True`: then
@@ -30,7 +30,6 @@ import asyncio
 import concurrent.futures
 import contextvars
 import difflib
-import errno
 import inspect
 import logging
 import threading
@@ -53,7 +52,9 @@ from ..catalog.registry import Catalog, Registry
 from .context import ToolContext
 from .handlers import Binding, HandlerSet, Lease
 from .process import CallScope, set_scope
-from .result import RetryableError, ToolResult, to_text
+from .result import ToolResult, to_text
+from .retry import AttemptTimeout as _AttemptTimeout
+from .retry import is_retryable
 from .validation import ArgumentError, check_arguments, parse_arguments, pydantic_problems
 
 __all__ = ["Executor", "is_retryable"]
@@ -61,32 +62,6 @@ __all__ = ["Executor", "is_retryable"]
 log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[Any]]
-_TRANSIENT_ERRNOS = frozenset(
-    getattr(errno, n) for n in (
-        "EAGAIN", "EBUSY", "EINTR", "ETIMEDOUT", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED",
-        "EPIPE", "ENETDOWN", "ENETUNREACH", "EHOSTUNREACH", "EHOSTDOWN",
-    ) if hasattr(errno, n)
-)
-_RETRY_HTTP = frozenset({408, 425, 429, 500, 502, 503, 504})
-
-
-class _AttemptTimeout(Exception):
-    pass
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """Whether a failure is transient, i.e. worth another attempt under the tool's retry policy."""
-    if isinstance(exc, (RetryableError, _AttemptTimeout, ConnectionError, TimeoutError)):
-        return True
-    import urllib.error  # cheap, and only needed here
-
-    if isinstance(exc, urllib.error.HTTPError):
-        return exc.code in _RETRY_HTTP
-    if isinstance(exc, urllib.error.URLError):
-        return isinstance(exc.reason, BaseException) and is_retryable(exc.reason)
-    return isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS
-
-
 def _as_registry(source: Any) -> Registry:
     if isinstance(source, Registry):
         return source

@@ -26,7 +26,7 @@ Rules of one `create` call (see issue 3):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 
 from .._errors import ModelBehaviorError
@@ -38,7 +38,17 @@ from .options import InterceptorOptions
 from .report import CallRecord, Recorder, SearchRecord, Usage
 from .session import Session
 
-__all__ = ["AskModel", "Exchange", "ModelReply", "Outcome", "RunTools", "ToolCall", "ToolOutput", "TurnInput", "turn_flow"]
+__all__ = [
+    "AskModel",
+    "Exchange",
+    "ModelReply",
+    "Outcome",
+    "RunTools",
+    "ToolCall",
+    "ToolOutput",
+    "TurnInput",
+    "turn_flow",
+]
 
 
 @dataclass(frozen=True)
@@ -189,7 +199,9 @@ class _Turn:
         )
         return AskModel(tools=tools, transcript=tuple(transcript), no_tools=wrap_up)
 
-    def _classify(self, calls, offer_meta: bool):
+    def _classify(
+        self, calls: tuple[ToolCall, ...], offer_meta: bool
+    ) -> tuple[list[ToolCall], list[ToolCall], list[ToolCall]]:
         searches, real, unknown = [], [], []
         visible = set(self.inp.caller_tools) | {t.name for t in self.pinned} | set(self.s.loaded)
         for call in calls:
@@ -206,7 +218,10 @@ class _Turn:
         self.s.touch(c.name for c in real)
         return searches, real, unknown
 
-    def _parse_all(self, searches):
+    def _parse_all(
+        self, searches: list[ToolCall]
+    ) -> tuple[list[tuple[str, int]], dict[str, str], list[str]]:
+        """(query, limit) pairs of the well-formed calls, error answers by call id, their ids."""
         parsed, errors = [], {}
         for call in searches:
             try:
@@ -218,7 +233,9 @@ class _Turn:
                 errors[call.id] = str(exc)
         return [(q, k) for q, k, _ in parsed], errors, [i for *_, i in parsed]
 
-    def _search_and_load(self, queries, *, prefetch: bool = False) -> list[list[Tool]]:
+    def _search_and_load(
+        self, queries: list[tuple[str, int]], *, prefetch: bool = False
+    ) -> list[list[Tool]]:
         """Run every search, merge and de-duplicate the hits, load them in one batch."""
         per_query: list[list[Tool]] = []
         for query, limit in queries:
@@ -240,14 +257,14 @@ class _Turn:
         self.rec.note_change(change.loaded, change.evicted, change.dropped)
         return per_query
 
-    def _answer_searches(self, searches) -> dict[str, str]:
+    def _answer_searches(self, searches: list[ToolCall]) -> dict[str, str]:
         queries, errors, ids = self._parse_all(searches)
         found = self._search_and_load(queries) if queries else []
         answers = {i: render_hits(tools, max_chars=self.o.description_chars) for i, tools in zip(ids, found)}
         self._record(searches, "search")
         return answers | errors
 
-    def _answer_unknown(self, unknown, offer_meta: bool) -> dict[str, str]:
+    def _answer_unknown(self, unknown: list[ToolCall], offer_meta: bool) -> dict[str, str]:
         answers = {}
         for call in unknown:
             if call.name == self.o.meta_tool_name:
@@ -265,11 +282,11 @@ class _Turn:
         self._record(unknown, "rejected")
         return answers
 
-    def _record(self, calls, outcome: str) -> None:
+    def _record(self, calls: list[ToolCall] | tuple[ToolCall, ...], outcome: str) -> None:
         if calls:
             self.rec.update_round(calls=[CallRecord(c.name, c.arguments, outcome) for c in calls])
 
-    def _note_todo(self, real) -> None:
+    def _note_todo(self, real: list[ToolCall]) -> None:
         if any((t := self.catalog.get(c.name)) is not None and t.skill == self.o.todo_skill for c in real):
             self.s.turns_since_todo = 0
         else:
@@ -290,5 +307,5 @@ class _Turn:
         note = f"\n\n<reminder>You have not updated your todo plan for {n} turns; update it before going on. Plan: {summary}</reminder>"
         return [(call_id, text + note), *answers[1:]]
 
-    def _outcome(self, drop) -> Outcome:
+    def _outcome(self, drop: Iterable[str]) -> Outcome:
         return Outcome(frozenset(drop), self.rec)

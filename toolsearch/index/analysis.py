@@ -82,13 +82,19 @@ def _normalize(token: str) -> str | None:
     return _porter2(low)
 
 
+@lru_cache(maxsize=200_000)
+def _chunk_terms(chunk: str) -> tuple[str, ...]:
+    """All index terms of one chunk: catalogs repeat the same words, so this cache does most work."""
+    parts = split_identifier(chunk)
+    tokens = (*parts, "_".join(parts)) if len(parts) > 1 else parts
+    return tuple(t for t in map(_normalize, tokens) if t is not None)
+
+
 def analyze(text: str) -> list[str]:
     """Index terms of `text`, in order, duplicates kept (term frequencies matter)."""
     out: list[str] = []
-    for token in raw_tokens(text):
-        term = _normalize(token)
-        if term is not None:
-            out.append(term)
+    for match in _CHUNK.finditer(text):
+        out.extend(_chunk_terms(match.group()))
     return out
 
 

@@ -1,0 +1,56 @@
+"""Identifier splitting, stemming, and the whoosh chain agreeing with the fast path."""
+
+from __future__ import annotations
+
+import random
+
+from toolsearch.index.analysis import analyze, query_terms, split_identifier
+from toolsearch.index.chain import identifier_analyzer
+
+
+def test_split_identifier_conventions():
+    assert split_identifier("get_user_profile") == ("get", "user", "profile")
+    assert split_identifier("getUserProfile") == ("get", "User", "Profile")
+    assert split_identifier("get-user-profile") == ("get", "user", "profile")
+    assert split_identifier("flight.book") == ("flight", "book")
+    assert split_identifier("HTTPServerError") == ("HTTP", "Server", "Error")
+    assert split_identifier("getPM2_5Level") == ("get", "PM", "2", "5", "Level")
+    assert split_identifier("sha256sum") == ("sha", "256", "sum")
+
+
+def test_all_spellings_share_one_compound_term():
+    for name in ("get_user_profile", "getUserProfile", "get-user-profile", "get.user.profile"):
+        terms = analyze(name)
+        assert "get_user_profil" in terms, name
+        assert {"get", "user", "profil"} <= set(terms)
+
+
+def test_stemming_stopwords_and_short_tokens():
+    assert analyze("Running the forecasts for users") == ["run", "forecast", "user"]
+    assert analyze("x y a of") == []  # single letters and stopwords carry nothing
+    assert analyze("was news") == ["was", "news"]  # porter2, not whoosh's porter ("wa", "new")
+
+
+def test_unicode_and_prose_punctuation():
+    assert analyze("café Größe 中文") == ["café", "größe", "中文"]
+    assert analyze("end of sentence. next") == ["end", "sentenc", "next"]
+
+
+def test_query_terms_separates_meaningful_words_from_identifiers_and_values():
+    terms, words = query_terms("Get the temperature of building TamgDh8N9YH, then getUserProfile 42")
+    assert [w for w, _ in words] == ["get", "temperatur", "build", "then"]
+    assert dict(words)["temperatur"] == "temperature"  # the unstemmed word, for typo correction
+    assert "get_user_profil" in terms and "42" in terms
+
+
+def random_texts(count: int, seed: int = 7) -> list[str]:
+    """Deterministic nasty strings: identifiers, unicode, controls, whoosh syntax (no hypothesis dep)."""
+    rng = random.Random(seed)
+    alphabet = list("aAbBzZ09_-. :*?~^()[]{}\"'\n\t\x00\x1féß中文🙂") + ["Get", "HTTP", "user", "2"]
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(count)]
+
+
+def test_whoosh_chain_matches_fast_analysis():
+    chain = identifier_analyzer()
+    for text in random_texts(500) + ["getPM2_5Level of HTTPServer", "a_b-c.d"]:
+        assert [t.text for t in chain(text)] == analyze(text), text

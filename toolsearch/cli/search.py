@@ -1,0 +1,79 @@
+"""`toolsearch search [--catalog PATH] [--index DIR] [-k N] [--json] QUERY`: ranked hits.
+
+Opens (building or updating when needed) the persisted index of a catalog and prints one line per hit:
+rank, name, score, skill, matched fields and the first line of the description; `--json` prints one JSON
+object per hit instead. Also home of the catalog/index options the `index` and `rank` verbs share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .._errors import ConfigError
+
+__all__ = ["add_catalog_options", "add_parser", "open_searcher", "run"]
+
+DEFAULT_CATALOG = "skills"
+DEFAULT_INDEX = "indexes/default"
+
+
+def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    parser.add_argument("--catalog", default=None if required else DEFAULT_CATALOG, required=required,
+                        metavar="PATH", help="skills folder, skill file or tools.jsonl"
+                        + ("" if required else f" (default: {DEFAULT_CATALOG})"))
+    parser.add_argument("--index", default=None if required else DEFAULT_INDEX, required=required,
+                        metavar="DIR", help="index folder"
+                        + ("" if required else f" (default: {DEFAULT_INDEX})"))
+
+
+def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
+    from ..index.searcher import Searcher
+
+    searcher = Searcher.from_path(args.catalog, args.index, progress=progress)
+    if searcher.problems:
+        print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
+              f"{args.catalog}; those skills are left out (details: toolsearch validate "
+              f"{args.catalog})", file=sys.stderr)
+    return searcher
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser("search", help="search the tools of a catalog",
+                                   description=__doc__.split("\n\n")[0])
+    add_catalog_options(parser)
+    parser.add_argument("-k", type=positive_int, default=5, help="number of hits (default: 5)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    parser.add_argument("query", nargs="+", metavar="QUERY", help="what the tool should do")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    query = " ".join(args.query)
+    if not query.strip():
+        raise ConfigError("the query is empty; say what the tool should do, e.g. 'weather forecast'")
+    hits = open_searcher(args).search(query, args.k)
+    for rank, hit in enumerate(hits, 1):
+        if args.json:
+            print(json.dumps({"rank": rank, "name": hit.name, "score": hit.score, "skill": hit.skill,
+                              "matched": list(hit.matched), "description": hit.description}))
+        else:
+            line = (hit.description.strip().splitlines() or [""])[0]
+            line = line if len(line) <= 100 else line[:99] + "…"
+            print(f"{rank:>2}. {hit.name}  {hit.score:.3f}  [{hit.skill}] "
+                  f"({', '.join(hit.matched)})  {line}")
+    if not hits and not args.json:
+        print("no good match", file=sys.stderr)
+    return 0

@@ -57,6 +57,8 @@ __all__ = sorted(
         "Report",
         "Retriever",
         "RetryableError",
+        "SearchConfig",
+        "Searcher",
         "RetryPolicy",
         "Session",
         "Skill",
@@ -81,3 +83,12 @@ __all__ = sorted(
         "wrap",
     ]
 )
+
+
+def __getattr__(name: str) -> object:
+    # Searcher/SearchConfig load numpy and the index on first use, keeping `import toolsearch` light.
+    if name in ("Searcher", "SearchConfig"):
+        from . import index
+
+        return getattr(index, name)
+    raise AttributeError(f"module 'toolsearch' has no attribute {name!r}")

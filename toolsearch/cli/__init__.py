@@ -18,10 +18,14 @@ __all__ = ["main"]
 
 # verb -> module under toolsearch.cli
 COMMANDS: dict[str, str] = {
+    "bench": "bench",
     "call": "call",
     "demo": "demo",
+    "index": "index_cmd",
+    "rank": "rank",
     "reload": "reload_cmd",
     "run": "run",
+    "search": "search",
     "tools": "tools",
     "validate": "validate",
 }

@@ -423,3 +423,19 @@ def test_tool_functions_are_validated_and_converted_by_pydantic(tmp_path: Path):
         missing = ex.run("days_until", {})
         assert "missing required argument 'date'" in missing.text
         assert ex.run("where").text == tmp_path.name
+
+
+def test_subprocess_stopped_by_the_call_deadline_raises():
+    from toolsearch.runtime import process
+
+    token = process.set_scope(process.CallScope("t", deadline=time.monotonic() + 5))
+    try:  # the command's own, shorter timeout is a normal result
+        assert run_subprocess(["sleep", "30"], timeout=0.05).timed_out
+    finally:
+        process.reset_scope(token)
+    token = process.set_scope(process.CallScope("t", deadline=time.monotonic() + 0.2))
+    try:  # the call's deadline comes first: the call is over
+        with pytest.raises(process.CallTimedOut, match="'t' ran out of time"):
+            run_subprocess(["sleep", "30"], timeout=60)
+    finally:
+        process.reset_scope(token)

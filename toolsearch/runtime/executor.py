@@ -51,7 +51,7 @@ from ..catalog.model import Skill
 from ..catalog.registry import Catalog, Registry
 from .context import ToolContext
 from .handlers import Binding, HandlerSet, Lease
-from .process import CallScope, set_scope
+from .process import CallScope, CallTimedOut, set_scope
 from .result import ToolResult, to_text
 from .retry import AttemptTimeout as _AttemptTimeout
 from .retry import is_retryable
@@ -259,7 +259,7 @@ class Executor:
                 value = await asyncio.wait_for(self._in_thread(scope, lease, args, ctx), timeout)
                 if inspect.isawaitable(value):  # a sync callable that returned a coroutine
                     value = await asyncio.wait_for(_await(value), scope.remaining())
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, CallTimedOut):  # the latter: run_subprocess saw the deadline first
             scope.cancelled.set()  # tells run_subprocess (and cooperative handlers) to stop
             raise _AttemptTimeout() from None
         return value

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .context import ToolContext
 
-__all__ = ["CallScope", "ProcessResult", "current_scope", "run_subprocess"]
+__all__ = ["CallScope", "CallTimedOut", "ProcessResult", "current_scope", "run_subprocess"]
 
 _POLL = 0.05  # how often a waiting subprocess checks the cancel event
 
@@ -54,6 +54,19 @@ def set_scope(scope: CallScope | None) -> contextvars.Token[CallScope | None]:
     return _scope.set(scope)
 
 
+def reset_scope(token: contextvars.Token[CallScope | None]) -> None:
+    _scope.reset(token)
+
+
+class CallTimedOut(TimeoutError):
+    """Raised by `run_subprocess` when the tool call's deadline (not the command's timeout) stopped it;
+    the executor reports it as the call's timeout."""
+
+    def __init__(self, tool: str, deadline: float):
+        self.tool = tool
+        super().__init__(f"tool {tool!r} ran out of time; its subprocess was killed")
+
+
 @dataclass(frozen=True)
 class ProcessResult:
     args: tuple[str, ...]
@@ -77,8 +90,9 @@ def run_subprocess(
 ) -> ProcessResult:
     """Run a command, never longer than `timeout` nor past the current tool call's deadline.
 
-    `cwd` defaults to the context's workspace. On timeout (or when the executor abandons the call)
-    the process group is killed and `timed_out=True` comes back with whatever output was produced.
+    `cwd` defaults to the context's workspace. When `timeout` runs out, the process group is killed and
+    `timed_out=True` comes back with whatever output was produced. When the tool call's deadline comes
+    first (or the executor gives up on the call), the group is killed and `CallTimedOut` is raised.
     """
     scope = current_scope()
     limit = min(timeout, scope.remaining()) if scope else timeout
@@ -113,6 +127,10 @@ def run_subprocess(
     timed_out = not _wait(proc, time.monotonic() + limit, scope)
     # Also after a normal exit: background children left behind (`cmd &`) would hold the pipes open.
     _kill_group(proc)
+    if timed_out and scope is not None and (scope.cancelled.is_set() or limit < timeout):
+        # The tool call, not the command's own timeout, ran out: the call is over, so do not hand
+        # the handler a result it could mistake for a finished command.
+        raise CallTimedOut(scope.tool, scope.deadline)
     for reader in readers:
         reader.join(timeout=1.0)  # a grandchild that escaped the group could hold a pipe open
     stdout, stderr = "".join(out), "".join(err)

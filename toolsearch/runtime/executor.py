@@ -87,16 +87,30 @@ def _as_registry(source: Any) -> Registry:
 
 def _call_parts(call: Any) -> tuple[str, Any]:
     """(name, arguments) from a (name, args) pair, a mapping, or an OpenAI-style tool call object."""
-    if isinstance(call, tuple) and len(call) == 2:
-        return call[0], call[1]
-    if isinstance(call, Mapping):
-        fn = call.get("function", call)
-        return fn["name"], fn.get("arguments")
-    fn = getattr(call, "function", call)
-    return fn.name, getattr(fn, "arguments", None)
+    try:
+        if isinstance(call, tuple) and len(call) == 2:
+            return call[0], call[1]
+        if isinstance(call, Mapping):
+            fn = call.get("function", call)
+            return fn["name"], fn.get("arguments")
+        fn = getattr(call, "function", call)
+        return fn.name, getattr(fn, "arguments", None)
+    except (KeyError, AttributeError, TypeError):
+        raise ConfigError(
+            f"cannot read a tool call from {call!r}: pass (name, arguments) pairs, "
+            "{'name': ..., 'arguments': ...} mappings or OpenAI tool call objects"
+        ) from None
 
 
 class Executor:
+    """Runs tool calls against a Registry (followed live), a Catalog, Skills, or a skills folder path
+    (loaded strictly: any problem raises `SkillError`).
+
+    `context` is the default `ToolContext` (a call may pass its own, e.g. one per session). Async
+    handlers share an event loop with other calls and must not block it: a blocking async handler
+    cannot be timed out; write it sync and it gets its own thread.
+    """
+
     def __init__(
         self,
         source: Registry | Catalog | Iterable[Skill] | str | Path,
@@ -182,7 +196,7 @@ class Executor:
                 return self._fail(self._not_found(name), "not_found", name, started)
             binding = lease.binding
             if binding.target is None:
-                return self._fail(f"Tool {name!r} cannot be run: it {binding.error}.", "no_handler",
+                return self._fail(f"Tool {name!r} cannot be run: {binding.error}.", "no_handler",
                                   name, started)
             try:
                 args = self._prepare(binding, arguments)

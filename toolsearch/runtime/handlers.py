@@ -122,8 +122,8 @@ class _SkillLoad:
     def _bind(self, tool: Tool) -> Binding:
         handler = tool.handler
         if handler is None:
-            return Binding(tool, None, "is search-only: its catalog gives it no handler to run")
-        where = f"handler {handler!r}" if isinstance(handler, str) else "its handler"
+            return Binding(tool, None, "it is search-only: its catalog gives it no handler to run")
+        where = f"its handler {handler!r}" if isinstance(handler, str) else "its handler"
         try:
             target = self._target(handler)
         except Exception as exc:  # an import or init() failure must not break the registry

@@ -154,16 +154,22 @@ class IndexStore:
         """Apply a registry change (called by the Searcher): only these skills' documents change."""
         with self._locked():
             manifest, _ = self.read_manifest()
-            if manifest is None:
+            try:
+                postings = self._load(manifest) if manifest is not None else None
+            except (OSError, ValueError, KeyError):
+                postings = None
+            if manifest is None or postings is None:
                 return self._build(catalog)
-            postings = self._load(manifest)
             # Another process may have applied other changes: recompute against the manifest.
             fingerprints = catalog.skill_fingerprints()
             changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != fingerprints[s.name]]
             removed = set(manifest["skills"]) - set(fingerprints)
             if not changed and not removed and manifest["catalog"] == catalog.fingerprint:
                 return postings
-            return self._update(manifest, postings, catalog, changed, removed)
+            try:
+                return self._update(manifest, postings, catalog, changed, removed)
+            except Exception:  # a damaged Whoosh generation: a full build repairs everything
+                return self._build(catalog)
 
     def _report(self, action: Any, postings: Postings, start: float, **kw: Any) -> BuildReport:
         return BuildReport(action, postings.n_docs, time.perf_counter() - start, str(self.path), **kw)

@@ -1,0 +1,173 @@
+"""Persistence: manifest, reopen without rebuild, incremental updates, crash safety, rebuilds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from toolsearch import IndexError_, Registry, Skill, Tool
+from toolsearch.index import Searcher
+from toolsearch.index import documents, postings, store, whoosh_store
+
+
+def skill(name: str, *words: str) -> Skill:
+    return Skill(name=name, description=f"{name} things",
+                 tools=[Tool(name=f"{name}_{w}", description=f"{w} for {name}") for w in words])
+
+
+SKILLS = [skill("mail", "send", "archive"), skill("files", "read", "write"), skill("calendar", "plan")]
+
+
+def whoosh_docs(index_dir) -> dict[str, dict]:
+    from whoosh import index
+
+    manifest = json.loads((index_dir / "manifest.json").read_text())
+    ix = index.open_dir(str(index_dir / manifest["generation"]))
+    with ix.searcher() as s:
+        return {fields["tool"]: {"docnum": n, **fields} for n, fields in s.iter_docs()}
+
+
+def test_build_writes_manifest_and_reopens_without_rebuilding(tmp_path, monkeypatch):
+    first = Searcher(SKILLS, tmp_path / "ix")
+    assert first.last_build.action == "built" and first.last_build.tools == 5
+    manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+    assert manifest["format"] == store.FORMAT and manifest["tools"] == 5
+    assert manifest["skills"] == {s.name: s.search_fingerprint() for s in SKILLS}
+    assert manifest["config"]["fields"] == list(documents.FIELDS)
+    assert (tmp_path / "ix" / manifest["generation"] / manifest["postings"]).is_file()
+
+    def no_analysis(*a, **k):
+        raise AssertionError("reopening must not analyze or write anything")
+
+    monkeypatch.setattr(store, "analyzed_fields", no_analysis)
+    again = Searcher(SKILLS, tmp_path / "ix")
+    assert again.last_build.action == "opened"
+    assert again.search("archive")[0].name == "mail_archive"
+    assert "up to date" in str(again.last_build)
+
+
+def test_changed_catalog_updates_only_that_skill(tmp_path, monkeypatch):
+    Searcher(SKILLS, tmp_path / "ix")
+    before = whoosh_docs(tmp_path / "ix")
+    analyzed: list[str] = []
+    real = store.analyzed_fields
+    monkeypatch.setattr(store, "analyzed_fields", lambda t, s: analyzed.append(t.name) or real(t, s))
+    changed = [SKILLS[0], skill("files", "read", "write", "delete"), SKILLS[2]]
+    s = Searcher(changed, tmp_path / "ix")
+    assert s.last_build.action == "updated" and s.last_build.updated == ("files",)
+    assert analyzed == ["files_read", "files_write", "files_delete"]
+    after = whoosh_docs(tmp_path / "ix")
+    for name in ("mail_send", "mail_archive", "calendar_plan"):  # untouched documents, same docnums
+        assert after[name] == before[name]
+    assert set(after) == set(before) | {"files_delete"}
+    assert s.search("delete")[0].name == "files_delete"
+
+
+def test_removed_skill_disappears_from_whoosh_and_search(tmp_path):
+    Searcher(SKILLS, tmp_path / "ix")
+    s = Searcher(SKILLS[1:], tmp_path / "ix")
+    assert s.last_build.removed == ("mail",)
+    assert not any(n.startswith("mail_") for n in whoosh_docs(tmp_path / "ix"))
+    assert s.search("archive") == []
+    assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["tools"] == 3
+
+
+def test_registry_changes_are_persisted_incrementally(tmp_path):
+    registry = Registry(SKILLS)
+    s = Searcher(registry, tmp_path / "ix")
+    registry.put(skill("notes", "jot"))
+    assert s.search("jot")[0].name == "notes_jot"
+    reopened = Searcher(registry.catalog, tmp_path / "ix")
+    assert reopened.last_build.action == "opened"  # the update reached disk
+    assert reopened.search("jot")[0].name == "notes_jot"
+    gen = tmp_path / "ix" / json.loads((tmp_path / "ix" / "manifest.json").read_text())["generation"]
+    assert len(list(gen.glob("postings-*.npz"))) == 1  # the replaced postings file is gone
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda d: (d / "manifest.json").write_text("{not json"), "damaged"),
+    (lambda d: (d / "manifest.json").write_text(json.dumps({"format": 999})), "format"),
+    (lambda d: (d / "manifest.json").write_text(json.dumps({
+        **json.loads((d / "manifest.json").read_text()), "config": {"analysis": "other"}})), "analysis"),
+    (lambda d: (d / "manifest.json").unlink(), "no index"),
+    (lambda d: next(d.glob("gen-*/postings-*.npz")).write_bytes(b"garbage"), "postings"),
+])
+def test_damaged_or_foreign_index_is_rebuilt(tmp_path, damage, reason):
+    Searcher(SKILLS, tmp_path / "ix")
+    damage(tmp_path / "ix")
+    s = Searcher(SKILLS, tmp_path / "ix")
+    assert s.last_build.action == "built" and reason in s.last_build.reason
+    assert s.search("archive")[0].name == "mail_archive"
+    assert len(list((tmp_path / "ix").glob("gen-*"))) == 1  # the old generation was cleaned up
+
+
+def test_interrupted_build_leaves_old_index_in_use(tmp_path, monkeypatch):
+    Searcher(SKILLS, tmp_path / "ix")
+    manifest_before = (tmp_path / "ix" / "manifest.json").read_text()
+    bigger = SKILLS + [skill(f"extra{i}", "thing") for i in range(5)]
+    calls = 0
+    real = store.analyzed_fields
+
+    def crash_midway(tool, owner):
+        nonlocal calls
+        calls += 1
+        if calls == 4:
+            raise KeyboardInterrupt("power cut")
+        return real(tool, owner)
+
+    # Force a full build of the bigger catalog by making the current index look foreign.
+    monkeypatch.setattr(store, "CONFIG", {**store.CONFIG, "analysis": "next version"})
+    monkeypatch.setattr(store, "analyzed_fields", crash_midway)
+    with pytest.raises(KeyboardInterrupt):
+        Searcher(bigger, tmp_path / "ix")
+    monkeypatch.undo()
+    assert (tmp_path / "ix" / "manifest.json").read_text() == manifest_before
+    assert not list((tmp_path / "ix").glob(".build-*"))
+    s = Searcher(SKILLS, tmp_path / "ix")
+    assert s.last_build.action == "opened" and s.search("archive")[0].name == "mail_archive"
+
+
+def test_crash_between_whoosh_commit_and_manifest_is_repaired(tmp_path, monkeypatch):
+    Searcher(SKILLS, tmp_path / "ix")
+    changed = [skill("mail", "send", "archive", "forward"), *SKILLS[1:]]
+
+    def crash(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(postings.Postings, "save", crash)
+    with pytest.raises(OSError):
+        Searcher(changed, tmp_path / "ix")
+    monkeypatch.undo()
+    assert "mail_forward" in whoosh_docs(tmp_path / "ix")  # whoosh committed, manifest did not
+    s = Searcher(changed, tmp_path / "ix")
+    assert s.last_build.action == "updated"  # redone, idempotently
+    docs = whoosh_docs(tmp_path / "ix")
+    assert sorted(n for n in docs if n.startswith("mail_")) == ["mail_archive", "mail_forward", "mail_send"]
+    assert s.search("forward")[0].name == "mail_forward"
+
+
+def test_index_path_that_is_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "ix").write_text("")
+    with pytest.raises(IndexError_, match="is a file"):
+        Searcher(SKILLS, tmp_path / "ix")
+
+
+def test_whoosh_is_a_real_index_of_record(tmp_path):
+    Searcher(SKILLS, tmp_path / "ix")
+    gen = tmp_path / "ix" / json.loads((tmp_path / "ix" / "manifest.json").read_text())["generation"]
+    assert whoosh_store.search_terms(gen, ["archiv"]) == ["mail_archive"]
+
+
+def test_other_process_opens_while_this_one_holds_the_index(tmp_path):
+    Searcher(SKILLS, tmp_path / "ix")
+    code = (
+        "import sys; from toolsearch.index import Searcher; from test_index_store import SKILLS;"
+        "s = Searcher(SKILLS, sys.argv[1]); print(s.last_build.action, s.search('archive')[0].name)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ix")], capture_output=True,
+                         text=True, cwd=os.path.dirname(__file__), timeout=60)
+    assert out.stdout.split() == ["opened", "mail_archive"], out.stderr

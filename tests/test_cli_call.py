@@ -144,3 +144,9 @@ def test_reload_watch_follows_changes(catalog: Path, tmp_path: Path, capsys):
         stop.set()
         worker.join(timeout=5)
     assert codes == [0]
+
+
+def test_call_defaults_to_the_bundled_skills(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no ./skills here
+    assert main(["call", "calculate", "--args", '{"expression": "6*7"}']) == 0
+    assert "42" in capsys.readouterr().out

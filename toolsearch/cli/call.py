@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from ..catalog.bundled import default_catalog_path
 from ..catalog.loader import load_skills
 from ..runtime.context import ToolContext
 from ..runtime.executor import Executor
@@ -37,8 +38,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--args", default="{}", metavar="JSON",
                         help="arguments as a JSON object, @FILE to read them from a file, - for stdin "
                              "(default: {})")
-    parser.add_argument("--catalog", default="skills",
-                        help="skills folder or skill file (default: skills)")
+    parser.add_argument("--catalog", default=None,
+                        help="skills folder or skill file (default: ./skills if present, else the bundled skills)")
     parser.add_argument("--workspace", default=".", metavar="DIR",
                         help="the root the file tools are confined to (default: the current folder)")
     parser.add_argument("--allow-shell", action="store_true",
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {args.workspace}: no such folder")
-    loaded = load_skills(args.catalog)  # a missing path raises ConfigError: exit 2 with one line
+    loaded = load_skills(args.catalog or default_catalog_path())  # a missing path raises ConfigError: exit 2 with one line
     for problem in loaded.problems:
         print(f"toolsearch call: warning: {problem}", file=sys.stderr)
     context = ToolContext(workspace=workspace, allow_shell=args.allow_shell)

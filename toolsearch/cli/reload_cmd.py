@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from ..catalog.bundled import default_catalog_path
 from ..catalog.loader import load_registry
 from ..runtime.reload import ReloadReport, SkillReloader
 
@@ -34,7 +35,8 @@ def add_parser(subparsers: Any) -> None:
         description="Update the persisted index to match a skills folder, rewriting only changed skills; "
                     "with --watch keep doing it as files change.",
     )
-    parser.add_argument("--catalog", default="skills", help="skills folder (default: skills)")
+    parser.add_argument("--catalog", default=None,
+                        help="skills folder (default: ./skills if present, else the bundled skills)")
     parser.add_argument("--index", default=DEFAULT_INDEX, metavar="DIR",
                         help=f"index folder (default: {DEFAULT_INDEX})")
     parser.add_argument("--watch", action="store_true", help="keep watching the folder until Ctrl-C")
@@ -47,7 +49,7 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
     from ..index.searcher import Searcher  # the index is only needed by this verb
 
-    folder = Path(args.catalog)
+    folder = Path(args.catalog) if args.catalog else default_catalog_path()
     if not folder.is_dir():
         raise ConfigError(f"--catalog {args.catalog}: not a folder; reload watches a skills folder")
     registry, loaded = load_registry(folder)
@@ -69,9 +71,9 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     logging.getLogger("toolsearch.runtime.reload").addHandler(logging.NullHandler())
     stop = stop or threading.Event()
     reloader = SkillReloader(folder, registry, debounce=args.debounce, on_change=report)
-    print(f"watching {folder} (Ctrl-C to stop)", flush=True)
     try:
         with reloader:
+            print(f"watching {folder} (Ctrl-C to stop)", flush=True)
             stop.wait()
     except KeyboardInterrupt:
         pass

@@ -192,9 +192,14 @@ class SkillReloader:
         """Sync once now, then watch the folder in a background thread until `stop()`."""
         if self._thread is not None:
             return self
+        # The baseline is taken before the first reload: a change made while it runs, or before the
+        # thread gets going, then shows up as a difference instead of being lost (at worst one extra,
+        # empty reconcile).
+        baseline = self._snapshot()
         self.reload()
         self._stop.clear()
-        self._thread = threading.Thread(target=self._watch, name="toolsearch-reloader", daemon=True)
+        self._thread = threading.Thread(target=self._watch, args=(baseline,), name="toolsearch-reloader",
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -216,8 +221,7 @@ class SkillReloader:
         except OSError:  # the folder itself is being replaced; try again next poll
             return {}
 
-    def _watch(self) -> None:
-        seen = self._snapshot()
+    def _watch(self, seen: dict[str, _Stamp | None]) -> None:
         changed_at: float | None = None
         while not self._stop.wait(self.poll_interval):
             now = self._snapshot()

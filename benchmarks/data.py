@@ -1,0 +1,195 @@
+"""Catalogs and queries for the benchmarks.
+
+Sources, all offline and committed:
+- `benchmarks/data/<dataset>/{tools,queries}.jsonl`: public catalogs with gold labels (bfcl, seal_tools;
+  provenance and licence in each folder's README.md / LICENSE.upstream);
+- the bundled `skills/` folder of this repository;
+- `generate.py`: realistic generated tools for padding past the ~6k real ones.
+
+A catalog of size N (`sized_catalog`) always contains the tools some tasks need (`must_include`),
+then the bundled skills, then real tools in a fixed shuffled order, then generated ones: the same N
+gives the same catalog on every run, and larger catalogs contain the smaller ones.
+
+Rows from the committed files are checked the way the catalog loader checks tools.jsonl (its fast
+JSON Schema check: full pydantic validation costs ~1.4 ms per tool, minutes at 100k); generated padding
+and worker processes, which re-read files we wrote, use `tool_from_row(trusted=True)`. Tests check that
+generated rows pass full `Tool` validation.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolsearch import META_TOOL_NAME, Skill, Tool
+
+from .generate import generated_tools
+
+__all__ = [
+    "DATASETS",
+    "DATA_DIR",
+    "Query",
+    "REPO_ROOT",
+    "bundled_tools",
+    "load_queries",
+    "load_rows",
+    "real_tools",
+    "sized_catalog",
+    "skills_of",
+    "tool_from_row",
+    "tool_to_row",
+    "write_jsonl",
+]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATASETS: tuple[str, ...] = ("bfcl", "seal_tools")
+SEED = 20260101
+
+
+@dataclass(frozen=True)
+class Query:
+    """One labelled request: the user's text and the tools that answer it."""
+
+    id: str
+    text: str
+    gold: tuple[str, ...]
+    subset: str
+    dataset: str
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the benchmarks need the committed data under {DATA_DIR}")
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    return rows
+
+
+def _check_dataset(name: str) -> None:
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+
+
+@functools.cache
+def load_rows(dataset: str) -> tuple[dict[str, Any], ...]:
+    """The dataset's tools.jsonl rows (name, description, parameters, skill). A tool named like the
+    meta-tool (bfcl has an unrelated `tool_search`, gold for no query) is dropped, as the catalog loader
+    does, so every engine sees the same catalog."""
+    _check_dataset(dataset)
+    rows = _read_jsonl(DATA_DIR / dataset / "tools.jsonl")
+    return tuple(r for r in rows if r.get("name") != META_TOOL_NAME)
+
+
+@functools.cache
+def load_queries(dataset: str) -> tuple[Query, ...]:
+    _check_dataset(dataset)
+    return tuple(
+        Query(id=str(r["id"]), text=r["query"], gold=tuple(r["gold"]), subset=r.get("subset", ""),
+              dataset=dataset)
+        for r in _read_jsonl(DATA_DIR / dataset / "queries.jsonl")
+    )
+
+
+def tool_from_row(row: dict[str, Any], *, trusted: bool = False) -> Tool:
+    """A search-only `Tool` from a tools.jsonl row. Untrusted rows get the catalog loader's checks (name
+    rules, the fast JSON Schema check of `toolsearch.catalog.jsonl`); `trusted` skips them (rows we
+    generated ourselves, or re-read from a file we wrote)."""
+    schema = {"type": "object", "properties": {}, **(row.get("parameters") or {})}
+    name = row.get("name")
+    if not trusted:
+        from toolsearch.catalog.jsonl import check_schema
+        from toolsearch.catalog.model import TOOL_NAME
+
+        if not isinstance(name, str) or not TOOL_NAME.match(name):
+            raise ValueError(f"tool name {name!r} must be 1-64 letters, digits, '_' or '-'")
+        problem = check_schema(schema)
+        if problem:
+            raise ValueError(f"tool {name!r}: parameters: {problem}")
+    return Tool.model_construct(name=name, description=row.get("description", ""), input_schema=schema,
+                                skill=row.get("skill") or "default")
+
+
+def tool_to_row(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.input_schema,
+            "skill": tool.skill}
+
+
+@functools.cache
+def bundled_tools() -> tuple[Tool, ...]:
+    """The tools of the repository's `skills/` folder (empty when it has none, e.g. in a bare checkout)."""
+    folder = REPO_ROOT / "skills"
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return ()
+    from toolsearch.catalog.loader import load_skills
+
+    result = load_skills(folder)
+    return tuple(t for skill in result.skills for t in skill.tools)
+
+
+@functools.cache
+def real_tools() -> tuple[Tool, ...]:
+    """Bundled tools, then bfcl and seal_tools interleaved in a fixed shuffled order; first name wins."""
+    pools = []
+    for dataset in DATASETS:
+        rows = list(load_rows(dataset))
+        random.Random(f"{SEED}-{dataset}").shuffle(rows)
+        pools.append([tool_from_row(r) for r in rows])
+    mixed: list[Tool] = list(bundled_tools())
+    for i in range(max(len(p) for p in pools)):
+        mixed.extend(p[i] for p in pools if i < len(p))
+    return tuple(_unique(mixed))
+
+
+def _unique(tools: Iterable[Tool]) -> list[Tool]:
+    seen: set[str] = set()
+    out = []
+    for tool in tools:
+        if tool.name not in seen:
+            seen.add(tool.name)
+            out.append(tool)
+    return out
+
+
+def sized_catalog(size: int, *, must_include: Iterable[str] = ()) -> list[Tool]:
+    """Exactly `size` tools: `must_include` first, then bundled, real, and generated ones."""
+    real = real_tools()
+    by_name = {t.name: t for t in real}
+    missing = [n for n in must_include if n not in by_name]
+    if missing:
+        raise ValueError(f"tools not in any benchmark catalog: {', '.join(missing[:5])}")
+    chosen = _unique([*(by_name[n] for n in must_include), *real])[:size]
+    if len(chosen) < size:
+        padding = generated_tools(size - len(chosen), skip=frozenset(by_name))
+        chosen.extend(tool_from_row(r, trusted=True) for r in padding)
+    return chosen
+
+
+def skills_of(tools: Sequence[Tool]) -> list[Skill]:
+    """Group tools into search-only skills by their `skill` field, in first-seen order."""
+    groups: dict[str, list[Tool]] = {}
+    for tool in tools:
+        groups.setdefault(tool.skill or "default", []).append(tool)
+    # model_construct: the tools are valid already and Skill validation would copy every one of them.
+    return [Skill.model_construct(name=name, version="1.0.0", description="", enabled=True, tags=(),
+                                  depends_on=(), tools=tuple(group), source=None)
+            for name, group in groups.items()]
+
+
+def write_jsonl(tools: Iterable[Tool], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for tool in tools:
+            handle.write(json.dumps(tool_to_row(tool), ensure_ascii=False) + "\n")
+    return path

@@ -1,0 +1,88 @@
+"""Writing results: one JSON file per suite and a Markdown summary of every suite found.
+
+The JSON files are the record (every number, plus the machine and the date); `results.md` is rendered
+from them, so re-rendering never needs a re-run, and the README's table is pasted from it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["fmt", "machine", "read_results", "table", "write_json"]
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 0
+    memory_gb = None
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        memory_gb = round(pages / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {
+        "cpu": cpu,
+        "cores": cores,
+        "memory_gb": memory_gb,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(payload, indent=1, sort_keys=False, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)  # a crash never leaves half a results file
+    return path
+
+
+def read_results(folder: Path, suites: Sequence[str]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for suite in suites:
+        path = folder / f"{suite}.json"
+        if path.is_file():
+            found[suite] = json.loads(path.read_text())
+    return found
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A table cell: numbers rounded, None as an em dash."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if abs(value) >= 100:
+            return f"{value:.0f}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub Markdown table; numeric cells formatted with `fmt`."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(c if isinstance(c, str) else fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

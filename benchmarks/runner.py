@@ -1,0 +1,84 @@
+"""Running suites and writing their results: the one entry point of `python -m benchmarks` and
+`toolsearch bench`.
+
+A run writes `<suite>.json` for each suite it ran, then re-renders `results.md` and the plots from every
+suite JSON present in the folder, so running one suite keeps the others' latest figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import report
+
+__all__ = ["RESULTS_DIR", "SUITES", "main", "render", "run"]
+
+SUITES: tuple[str, ...] = ("tokens", "quality", "latency")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+TITLES = {"tokens": "Token savings", "quality": "Retrieval quality", "latency": "Latency and scale"}
+
+
+def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: bool = True,
+        plots: bool = True) -> dict[str, dict[str, Any]]:
+    """Run `suite` (or "all"), write results to `out`, return {suite: result}."""
+    if suite != "all" and suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)} or all")
+    out.mkdir(parents=True, exist_ok=True)
+    done = {}
+    for name in SUITES if suite == "all" else (suite,):
+        start = time.perf_counter()
+        result = importlib.import_module(f".{name}", __package__).run(quick=quick, progress=progress)
+        result["seconds"] = time.perf_counter() - start
+        result["machine"] = report.machine()
+        report.write_json(out / f"{name}.json", result)
+        done[name] = result
+        if progress:
+            print(f"{name}: done in {result['seconds']:.0f} s -> {out / (name + '.json')}", file=sys.stderr)
+    render(out, plots=plots)
+    return done
+
+
+def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
+    """results.md (and PNGs) from every suite JSON in `out`."""
+    results = report.read_results(out, SUITES)
+    parts = ["# toolsearch benchmark results", "",
+             "Reproduce: `python -m benchmarks all` (or `toolsearch bench all`) from a checkout; "
+             "`--quick` for a smoke run.", ""]
+    for name, result in results.items():
+        m = result["machine"]
+        module = importlib.import_module(f".{name}", __package__)
+        parts += [f"## {TITLES[name]}", "",
+                  f"_{m['date']}; {m['cpu']} ({m['cores']} cores, {m['memory_gb']} GB), {m['os']}, "
+                  f"Python {m['python']}; {'quick mode; ' if result['quick'] else ''}"
+                  f"{result['seconds']:.0f} s._", "", module.markdown(result), ""]
+        if plots:
+            parts += [f"![{name}]({name}.png)", ""]
+    if plots and results:
+        from .plots import plot_all
+
+        plot_all(results, out)
+    path = out / "results.md"
+    path.write_text("\n".join(parts))
+    return path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("suite", choices=[*SUITES, "all"], help="which benchmark to run")
+    parser.add_argument("--quick", action="store_true", help="small sizes and samples (a smoke run, < 2 min)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help=f"results folder (default {RESULTS_DIR})")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    run(args.suite, quick=args.quick, out=args.out, plots=not args.no_plots)
+    print(args.out / "results.md")
+    return 0

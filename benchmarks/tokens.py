@@ -1,0 +1,219 @@
+"""Token savings (the headline): what the model is sent per request, per strategy, per catalog size.
+
+Multi-step tasks (2+ gold tools) are taken from the datasets' queries. Each task is played through the
+real `openai` client against `toolsearch.testing.FakeModelServer` (a real HTTP server on 127.0.0.1);
+the fake model is `GoldModel` below. The caller side is a plain agent loop: it answers every tool call
+the model returns with a short result and asks again, until the model answers in text.
+
+Strategies, same tasks, same catalog:
+- `all-tools`: every catalog tool's schema in every request (the plain client);
+- `toolsearch`: `toolsearch.wrap(client, searcher)` with default options (meta-tool, loadout);
+- `toolsearch+prefetch`: the same with `prefetch=True`;
+- `oracle`: exactly the task's gold tools plus the meta-tool (the plain client): the floor.
+
+Every request body the server receives is counted with tiktoken o200k_base, tools and messages
+separately (`toolsearch.tokens.schema_tokens` of each tool's JSON, and of the messages' JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import statistics
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from .data import DATASETS, Query, load_queries, real_tools, sized_catalog, skills_of
+from .report import table
+
+__all__ = ["GoldModel", "STRATEGIES", "markdown", "pick_tasks", "run", "search_plan"]
+
+SIZES = (50, 200, 1_000, 5_000)
+QUICK_SIZES = (50, 200)
+MAX_TASKS, QUICK_TASKS = 40, 6
+STRATEGIES: tuple[str, ...] = ("all-tools", "toolsearch", "toolsearch+prefetch", "oracle")
+MAX_CALLER_TURNS = 6  # caller round trips (tool results sent back) before a task is given up
+TOOL_RESULT = '{"status": "ok"}'
+_CLAUSE = re.compile(r"[.;?!]\s+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=[a-z]+\b)", re.I)
+
+
+def search_plan(task: str, *, max_clauses: int = 4) -> list[str]:
+    """What a model searches for: the whole task first, then its clauses (sub-tasks) one by one."""
+    clauses = [c.strip(" ,.") for c in _CLAUSE.split(task)]
+    clauses = [c for c in clauses if len(c.split()) >= 3 and c != task.strip(" ,.")]
+    return [task.strip(), *clauses[:max_clauses]]
+
+
+class GoldModel:
+    """A fake model that knows which tools the task needs but not their names' whereabouts.
+
+    Each reply reads only the request: if every gold tool has been called, it answers; if some gold
+    tools are in `tools`, it calls all of them (parallel calls); otherwise it searches with the next
+    queries of `search_plan(task)` — the task text, then all its clauses at once — and gives up when
+    the plan is used up or the meta-tool is gone. It never searches for a tool by its gold name.
+    """
+
+    def __init__(self, gold: Sequence[str], *, meta_tool_name: str = "tool_search"):
+        self.gold = tuple(gold)
+        self.meta = meta_tool_name
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        from toolsearch.testing.fake_model import call, reply, search
+
+        messages = request.get("messages", [])
+        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+        task = str(messages[start].get("content") or "")
+        called, searched = set(), []
+        for message in messages[start + 1:]:
+            for c in message.get("tool_calls") or []:
+                function = c.get("function", {})
+                if function.get("name") == self.meta:
+                    searched.append(json.loads(function.get("arguments") or "{}").get("query", ""))
+                else:
+                    called.add(function.get("name"))
+        missing = [g for g in self.gold if g not in called]
+        if not missing:
+            return reply("All steps are done.")
+        available = {t.get("function", {}).get("name") for t in request.get("tools") or []}
+        ready = [g for g in missing if g in available]
+        if ready:
+            return reply(None, *(call(g, {}) for g in ready))
+        todo = [q for q in search_plan(task) if q not in searched]
+        if self.meta in available and todo:
+            batch = todo[:1] if not searched else todo
+            return reply(None, *(search(q, name=self.meta) for q in batch))
+        return reply(f"I could not find tools for: {', '.join(missing)}.")
+
+
+@dataclass(frozen=True)
+class Task:
+    query: Query
+
+    @property
+    def gold(self) -> tuple[str, ...]:
+        return self.query.gold
+
+
+def pick_tasks(size: int, limit: int) -> list[Task]:
+    """Multi-step tasks, both datasets alternating, whose gold tools fit in half the catalog."""
+    known = {t.name for t in real_tools()}
+    pools = []
+    for dataset in DATASETS:
+        multi = [q for q in load_queries(dataset) if len(set(q.gold)) >= 2 and set(q.gold) <= known]
+        random.Random(f"tasks-{dataset}").shuffle(multi)
+        pools.append(multi)
+    tasks, gold = [], set()
+    for i in range(max(len(p) for p in pools)):
+        for pool in pools:
+            if i < len(pool) and len(tasks) < limit and len(gold | set(pool[i].gold)) <= size // 2:
+                tasks.append(Task(pool[i]))
+                gold |= set(pool[i].gold)
+    return tasks
+
+
+def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """One task through `client`; returns the token counts of every request the server received."""
+    from toolsearch.tokens import schema_tokens
+
+    server.model = GoldModel(task.gold)
+    first = len(server.requests)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task.query.text}]
+    called: set[str] = set()
+    for _ in range(MAX_CALLER_TURNS):
+        kwargs: dict[str, Any] = {"model": "fake-model", "messages": messages}
+        if tools:
+            kwargs["tools"] = tools
+        message = client.chat.completions.create(**kwargs).choices[0].message
+        if not message.tool_calls:
+            break
+        messages.append({"role": "assistant", "content": message.content, "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            for c in message.tool_calls]})
+        for c in message.tool_calls:
+            called.add(c.function.name)
+            messages.append({"role": "tool", "tool_call_id": c.id, "content": TOOL_RESULT})
+    requests = server.requests[first:]
+    return {
+        "tool_tokens": [sum(schema_tokens(t) for t in r.get("tools") or []) for r in requests],
+        "message_tokens": [schema_tokens(r["messages"]) for r in requests],
+        "complete": set(task.gold) <= called,
+    }
+
+
+def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
+    tool_tokens = [t for p in plays for t in p["tool_tokens"]]
+    per_task = [sum(p["tool_tokens"]) + sum(p["message_tokens"]) for p in plays]
+    return {
+        "tasks": len(plays),
+        "requests": len(tool_tokens),
+        "tool_tokens_per_request": statistics.fmean(tool_tokens),
+        "tool_tokens_per_task": statistics.fmean(sum(p["tool_tokens"]) for p in plays),
+        "input_tokens_per_task": statistics.fmean(per_task),
+        "round_trips_per_task": len(tool_tokens) / len(plays),
+        "complete": statistics.fmean(1.0 if p["complete"] else 0.0 for p in plays),
+    }
+
+
+def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
+    import toolsearch
+    from toolsearch.index.searcher import Searcher
+    from toolsearch.interceptor.meta_tool import meta_tool
+    from toolsearch.testing.server import FakeModelServer
+
+    must = list(dict.fromkeys(g for t in tasks for g in t.gold))
+    catalog = sized_catalog(size, must_include=must)
+    by_name = {t.name: t for t in catalog}
+    every = [toolsearch.export_tool(t) for t in catalog]
+    meta = toolsearch.export_tool(meta_tool("tool_search", default_limit=5, max_limit=10))
+    out: dict[str, Any] = {"size": size, "tasks": len(tasks), "strategies": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp, FakeModelServer(GoldModel(())) as server:
+        searcher = Searcher(skills_of(catalog), tmp)
+        plain = server.client()
+        for strategy in STRATEGIES:
+            plays = []
+            for task in tqdm(tasks, desc=f"tokens N={size:,} {strategy}", disable=not progress, leave=False):
+                if strategy == "all-tools":
+                    plays.append(_play(plain, server, task, every))
+                elif strategy == "oracle":
+                    gold = [toolsearch.export_tool(by_name[g]) for g in dict.fromkeys(task.gold)]
+                    plays.append(_play(plain, server, task, [*gold, meta]))
+                else:
+                    wrapped = toolsearch.wrap(server.client(), searcher, prefetch=strategy.endswith("prefetch"))
+                    plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
+            out["strategies"][strategy] = _summary(plays)
+    every_tokens = out["strategies"]["all-tools"]["tool_tokens_per_request"]
+    oracle = out["strategies"]["oracle"]
+    for summary in out["strategies"].values():
+        summary["tool_token_savings"] = 1 - summary["tool_tokens_per_request"] / every_tokens
+        summary["input_ratio_to_oracle"] = summary["input_tokens_per_task"] / oracle["input_tokens_per_task"]
+        summary["tool_ratio_to_oracle"] = summary["tool_tokens_per_task"] / oracle["tool_tokens_per_task"]
+    return out
+
+
+def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
+    sizes = sizes or (QUICK_SIZES if quick else SIZES)
+    limit = QUICK_TASKS if quick else MAX_TASKS
+    result: dict[str, Any] = {"suite": "tokens", "quick": quick, "sizes": []}
+    for size in tqdm(sizes, desc="tokens", disable=not progress, unit="catalog"):
+        result["sizes"].append(run_size(size, pick_tasks(size, limit), progress=progress))
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    rows = []
+    for entry in result["sizes"]:
+        for name, s in entry["strategies"].items():
+            rows.append([f"{entry['size']:,}", f"**{name}**" if name.startswith("toolsearch") else name,
+                         s["tool_tokens_per_request"], s["input_tokens_per_task"],
+                         f"{100 * s['tool_token_savings']:.1f}%", s["input_ratio_to_oracle"],
+                         s["round_trips_per_task"], f"{100 * s['complete']:.0f}%"])
+    tasks = ", ".join(f"{e['tasks']} at N={e['size']:,}" for e in result["sizes"])
+    return (table(["N tools", "strategy", "tool tokens / request", "input tokens / task",
+                   "tool-token savings", "input vs oracle", "round trips / task", "gold tools all loaded"],
+                  rows)
+            + f"\n\nTasks (multi-step, 2+ gold tools): {tasks}.")

@@ -1,0 +1,226 @@
+"""The benchmarks package: metrics on hand-made rankings, data and baselines, and smoke runs of every
+suite on tiny sizes (what CI's `--quick` run exercises, made smaller still so the tests stay fast)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import latency, quality, runner, tokens
+from benchmarks.baselines import BM25S, RankBM25, tokenize
+from benchmarks.data import (
+    load_queries,
+    load_rows,
+    real_tools,
+    sized_catalog,
+    skills_of,
+    tool_from_row,
+)
+from benchmarks.generate import generated_tools
+from benchmarks.metrics import METRICS, average, score_query
+from toolsearch import Catalog, Tool
+from toolsearch.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- metrics -----------------------------------------------------------------------------------------
+
+def test_single_gold_at_rank_three():
+    s = score_query(["a", "b", "gold", "c"], ["gold"])
+    assert s["R@1"] == 0 and s["R@5"] == 1 and s["R@10"] == 1
+    assert s["MRR@10"] == pytest.approx(1 / 3)
+    assert s["nDCG@10"] == pytest.approx(1 / math.log2(4))  # ideal DCG is 1 (gold at rank 1)
+    assert s["Complete@5"] == 1
+
+
+def test_multi_gold_partial_and_complete():
+    ranked = ["x", "g1", "y", "z", "w", "v", "g2"]
+    s = score_query(ranked, ["g1", "g2", "g3"])
+    assert s["R@5"] == pytest.approx(1 / 3)
+    assert s["R@10"] == pytest.approx(2 / 3)
+    assert s["Complete@10"] == 0  # g3 never found
+    dcg = 1 / math.log2(3) + 1 / math.log2(8)
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert s["nDCG@10"] == pytest.approx(dcg / ideal)
+    assert score_query(["g2", "g1"], ["g1", "g2"])["Complete@5"] == 1
+
+
+def test_perfect_empty_and_duplicate_rankings():
+    assert score_query(["a", "b"], ["a"]) == {m: 1.0 for m in METRICS}
+    # Recall@k divides by the gold count: two gold tools cannot both fit in the top 1.
+    assert score_query(["a", "b"], ["a", "b"]) == {**{m: 1.0 for m in METRICS}, "R@1": 0.5}
+    assert score_query([], ["a"]) == {m: 0.0 for m in METRICS}
+    # A duplicate cannot push a gold tool into the top k or be counted twice.
+    assert score_query(["a", "a", "a", "a", "a", "g"], ["g"])["R@5"] == 1
+    assert score_query(["g", "g"], ["g", "h"])["R@5"] == 0.5
+    with pytest.raises(ValueError, match="gold"):
+        score_query(["a"], [])
+
+
+def test_average_is_macro():
+    assert average([{"R@1": 1.0}, {"R@1": 0.0}, {"R@1": 0.5}]) == {"R@1": 0.5}
+    assert average([]) == {}
+
+
+# --- data ----------------------------------------------------------------------------------------------
+
+def test_committed_datasets_load_with_provenance():
+    for name, tools, queries in (("bfcl", 1702, 2351), ("seal_tools", 4076, 1354)):
+        assert len(load_rows(name)) == tools  # bfcl: its unrelated `tool_search` is dropped
+        assert len(load_queries(name)) == queries
+        assert (ROOT / "benchmarks" / "data" / name / "LICENSE.upstream").is_file()
+    names = {r["name"] for r in load_rows("seal_tools")}
+    assert all(set(q.gold) <= names for q in load_queries("seal_tools"))
+
+
+def test_generated_tools_are_valid_distinct_and_deterministic():
+    rows = generated_tools(3000)
+    assert rows == generated_tools(3000)
+    assert len({r["name"] for r in rows}) == 3000
+    for row in rows[::97]:  # the trusted fast path must only ever skip checks that would pass
+        full = Tool(name=row["name"], description=row["description"], input_schema=row["parameters"])
+        assert full.input_schema == tool_from_row(row, trusted=True).input_schema
+    with pytest.raises(ValueError, match="parameters"):
+        tool_from_row({"name": "bad", "parameters": {"type": "object", "properties": {"x": {"type": 7}}}})
+    assert len({r["skill"].split("_")[-1] for r in rows[:500]}) >= 15  # domains spread early
+    with pytest.raises(ValueError, match="at most"):
+        generated_tools(10**7)
+
+
+def test_sized_catalog_keeps_required_tools_and_pads():
+    real = real_tools()
+    must = [real[-1].name, real[-2].name]
+    small = sized_catalog(40, must_include=must)
+    assert len(small) == 40 and [t.name for t in small[:2]] == must
+    big = sized_catalog(len(real) + 50)
+    assert len({t.name for t in big}) == len(real) + 50
+    Catalog(skills_of(big))  # unique names, nothing reserved: a valid catalog
+    with pytest.raises(ValueError, match="not in any"):
+        sized_catalog(10, must_include=["no_such_tool_anywhere"])
+
+
+# --- baselines ----------------------------------------------------------------------------------------
+
+def test_tokenizer_and_baselines_rank_the_obvious_tool_first():
+    assert tokenize("get_weather for Paris") == ["get", "weather", "for", "paris"]
+    assert tokenize("getWeatherNow", split_identifiers=True) == ["get", "weather", "now"]
+    rows = [
+        {"name": "get_weather", "description": "Current weather for a city"},
+        {"name": "send_email", "description": "Send an email message"},
+        {"name": "add_numbers", "description": "Add two numbers"},
+    ]
+    for engine in (RankBM25(rows), BM25S(rows), BM25S(rows, split_identifiers=True)):
+        assert engine.search("what is the weather in Paris", 2)[0] == "get_weather"
+        assert engine.search("zzz qqq", 3) == []  # nothing matched: nothing ranked
+
+
+def test_bm25s_save_and_load_round_trip(tmp_path):
+    rows = [{"name": f"tool_{i}", "description": f"does thing number {i} with widgets"} for i in range(20)]
+    rows.append({"name": "make_coffee", "description": "brew a cup of coffee"})
+    engine = BM25S(rows)
+    engine.save(tmp_path / "idx")
+    again = BM25S.load(tmp_path / "idx")
+    assert again.search("coffee please", 3) == engine.search("coffee please", 3) == ["make_coffee"]
+
+
+# --- the fake model of the token benchmark ------------------------------------------------------------
+
+def _request(messages, tools):
+    return {"model": "m", "messages": messages, "tools": [{"type": "function", "function": {"name": n}} for n in tools]}
+
+
+def test_gold_model_searches_then_calls_then_answers():
+    model = tokens.GoldModel(["a", "b"])
+    user = {"role": "user", "content": "Find a thing, and then book the other thing for me."}
+    first = model.respond(_request([user], ["tool_search"]))
+    (only,) = first["tool_calls"]
+    assert json.loads(only["function"]["arguments"])["query"] == user["content"]
+    # "a" got loaded: the model calls it (and only what it has)
+    after = [user, {"role": "assistant", "tool_calls": first["tool_calls"]},
+             {"role": "tool", "tool_call_id": only["id"], "content": "a: ..."}]
+    second = model.respond(_request(after, ["tool_search", "a"]))
+    assert [c["function"]["name"] for c in second["tool_calls"]] == ["a"]
+    # still missing "b": it searches the task's clauses, never the gold name
+    after += [{"role": "assistant", "tool_calls": second["tool_calls"]},
+              {"role": "tool", "tool_call_id": second["tool_calls"][0]["id"], "content": "ok"}]
+    third = model.respond(_request(after, ["tool_search", "a"]))
+    queries = [json.loads(c["function"]["arguments"])["query"] for c in third["tool_calls"]]
+    assert queries == tokens.search_plan(user["content"])[1:] and "b" not in queries
+    # nothing more to search and no meta-tool: it gives up in words
+    assert "could not find" in model.respond(_request(after, ["a"]))["content"]
+
+
+# --- smoke runs of each suite ----------------------------------------------------------------------------
+
+def test_tokens_suite_smoke():
+    result = tokens.run(sizes=(40,), quick=True, progress=False)
+    (entry,) = result["sizes"]
+    assert entry["tasks"] >= 2
+    s = entry["strategies"]
+    assert set(s) == set(tokens.STRATEGIES)
+    assert s["all-tools"]["tool_tokens_per_request"] > s["toolsearch"]["tool_tokens_per_request"]
+    assert s["oracle"]["input_ratio_to_oracle"] == 1.0 and s["oracle"]["complete"] == 1.0
+    assert s["all-tools"]["round_trips_per_task"] == 2.0  # call every gold tool at once, then answer
+    assert "input vs oracle" in tokens.markdown(result)
+
+
+def test_quality_suite_smoke(monkeypatch):
+    monkeypatch.setattr(quality, "QUICK_QUERIES", 8)
+    result = quality.run(quick=True, progress=False, max_tools=150)
+    for dataset in ("bfcl", "seal_tools"):
+        engines = result["datasets"][dataset]["engines"]
+        assert {"bm25f", "rank-bm25", "bm25s"} <= set(engines)
+        assert all(0 <= e["overall"]["R@5"] <= 1 for e in engines.values())
+        assert sum(sub["n"] for sub in engines["bm25f"]["subsets"].values()) == 8
+    assert "Recall@5 by subset" in quality.markdown(result)
+
+
+def test_latency_suite_smoke(monkeypatch):
+    monkeypatch.setattr(latency, "QUICK_QUERIES", 10)
+    monkeypatch.setattr(latency, "BASELINES", ("bm25s",))
+    result = latency.run(quick=True, progress=False, sizes=(60,))
+    runs = {r["engine"]: r for r in result["runs"]}
+    assert "error" not in runs["bm25f"], runs["bm25f"]
+    assert runs["bm25f"]["tools"] == 60 and runs["bm25f"]["reopen_s"] is not None
+    assert runs["bm25s"]["queries"] == 10 and runs["bm25s"]["disk_mb"] > 0
+    assert result["interceptor"]["mean_us"] > 0
+    assert "Interceptor overhead" in latency.markdown(result)
+
+
+def test_runner_writes_json_markdown_and_plots(tmp_path, monkeypatch):
+    fake = {"suite": "tokens", "quick": True, "sizes": [{"size": 10, "tasks": 1, "strategies": {
+        name: {"tool_tokens_per_request": t, "input_tokens_per_task": 2 * t, "tool_token_savings": 0.5,
+               "input_ratio_to_oracle": 1.0, "round_trips_per_task": 2.0, "complete": 1.0}
+        for name, t in (("all-tools", 100.0), ("oracle", 10.0))}}]}
+    monkeypatch.setattr(tokens, "run", lambda **kw: dict(fake))
+    runner.run("tokens", quick=True, out=tmp_path, progress=False)
+    assert json.loads((tmp_path / "tokens.json").read_text())["machine"]["cores"] >= 1
+    assert "## Token savings" in (tmp_path / "results.md").read_text()
+    assert (tmp_path / "tokens.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="unknown suite"):
+        runner.run("speed", out=tmp_path)
+
+
+def test_cli_bench_verb_and_module_entry_point(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(tokens, "run", lambda **kw: {"suite": "tokens", "quick": True, "sizes": []})
+    monkeypatch.setattr(runner, "render", lambda out, plots=True: out / "results.md")
+    assert cli_main(["bench", "tokens", "--quick", "--out", str(tmp_path), "--no-plots"]) == 0
+    assert (tmp_path / "tokens.json").is_file()
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and "--quick" in done.stdout
+
+
+def test_cli_bench_outside_a_checkout_is_one_clear_line(monkeypatch, capsys, tmp_path):
+    from toolsearch.cli import bench
+
+    monkeypatch.setattr(bench, "__file__", str(tmp_path / "site-packages" / "toolsearch" / "cli" / "bench.py"))
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["bench", "quality"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "checkout" in err

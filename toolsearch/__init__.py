@@ -44,13 +44,17 @@ __all__ = sorted(
         "Catalog",
         "CatalogError",
         "ConfigError",
+        "EmbeddingReranker",
+        "Embedder",
         "Executor",
+        "FusionConfig",
         "Hit",
         "InterceptorOptions",
         "LoadResult",
         "IndexError_",
         "MissingDependencyError",
         "ModelBehaviorError",
+        "OpenAIEmbedder",
         "Problem",
         "Registry",
         "ReloadReport",
@@ -58,6 +62,7 @@ __all__ = sorted(
         "Retriever",
         "RetryableError",
         "SearchConfig",
+        "SentenceTransformerEmbedder",
         "Searcher",
         "RetryPolicy",
         "Session",
@@ -85,10 +90,17 @@ __all__ = sorted(
 )
 
 
+_EMBED_NAMES = ("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder", "SentenceTransformerEmbedder")
+
+
 def __getattr__(name: str) -> object:
     # Searcher/SearchConfig load numpy and the index on first use, keeping `import toolsearch` light.
     if name in ("Searcher", "SearchConfig"):
         from . import index
 
         return getattr(index, name)
+    if name in _EMBED_NAMES:  # the embed extra: numpy-only until a model is first used
+        from . import embed
+
+        return getattr(embed, name)
     raise AttributeError(f"module 'toolsearch' has no attribute {name!r}")

@@ -1,0 +1,28 @@
+"""Optional embedding rerank (the `embed` extra): hybrid BM25F + dense retrieval.
+
+    embedder.py  the `Embedder` protocol; `SentenceTransformerEmbedder` (lazy import, packaged
+                 all-MiniLM-L6-v2 by default) and `OpenAIEmbedder` (any OpenAI-compatible endpoint)
+    text.py      the sentence a tool is embedded as, and its hash
+    store.py     tool vectors persisted next to the index, recomputed only for changed tools
+    cache.py     LRU of query vectors
+    fusion.py    the fusion arithmetic and clause splitting (`FusionConfig`, `fuse`)
+    hybrid.py    `EmbeddingReranker`, which the `Searcher` calls for rerank="rerank" / "hybrid"
+
+Nothing here imports sentence-transformers or torch until a model is first used.
+"""
+
+from .cache import QueryCache
+from .embedder import Embedder, OpenAIEmbedder, SentenceTransformerEmbedder
+from .fusion import FusionConfig
+from .hybrid import EmbeddingReranker
+from .store import EmbeddingStore
+
+__all__ = [
+    "EmbeddingReranker",
+    "EmbeddingStore",
+    "Embedder",
+    "FusionConfig",
+    "OpenAIEmbedder",
+    "QueryCache",
+    "SentenceTransformerEmbedder",
+]

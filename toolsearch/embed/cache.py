@@ -36,23 +36,29 @@ class QueryCache:
         return len(self._entries)
 
     def get(self, query: str) -> np.ndarray:
+        return self.get_many([query])[0]
+
+    def get_many(self, queries: list[str]) -> list[np.ndarray]:
+        """Vectors of several texts; all misses are embedded in one batched call."""
         with self._lock:
-            vector = self._entries.get(query)
-            if vector is not None:
-                self._entries.move_to_end(query)
-                self.hits += 1
-                return vector
-            self.misses += 1
-        # Embed outside the lock: a slow model call must not serialise unrelated queries.
-        vector = self.embedder.embed([query])[0]
-        vector.setflags(write=False)
-        with self._lock:
-            if self.maxsize:
-                self._entries[query] = vector
-                self._entries.move_to_end(query)
+            found = {q: self._entries[q] for q in queries if q in self._entries}
+            for q in found:
+                self._entries.move_to_end(q)
+            self.hits += sum(1 for q in queries if q in found)
+        missing = list(dict.fromkeys(q for q in queries if q not in found))
+        if missing:  # embedded outside the lock: a slow model call must not block cache hits
+            vectors = self.embedder.embed(missing)
+            with self._lock:
+                self.misses += len(missing)
+                for q, vector in zip(missing, vectors):
+                    vector.setflags(write=False)
+                    found[q] = vector
+                    if self.maxsize:
+                        self._entries[q] = vector
+                        self._entries.move_to_end(q)
                 while len(self._entries) > self.maxsize:
                     self._entries.popitem(last=False)
-        return vector
+        return [found[q] for q in queries]
 
     def clear(self) -> None:
         with self._lock:

@@ -39,7 +39,12 @@ INSTALL_HINT = 'pip install -c constraints.txt "toolsearch[embed]"'
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension.
+
+    `dim` may be lazy (load the model, ask the endpoint). On Python 3.11 `isinstance(x, Embedder)`
+    reads every protocol member, so it can trigger that work: check `hasattr(type(x), "embed")` instead
+    where a check must be free.
+    """
 
     @property
     def model_id(self) -> str:

@@ -1,0 +1,135 @@
+"""`EmbeddingReranker`: the Searcher's embedding rerank (modes "rerank" and "hybrid").
+
+It owns the three moving parts and nothing else: the persisted tool vectors (`EmbeddingStore`, kept in
+step with the Searcher's catalog through `open`/`sync`), the query-vector LRU (`QueryCache`), and the
+fusion arithmetic (`fusion.fuse`). The Searcher hands it the top BM25F candidates; it returns them
+reordered, plus (hybrid) tools only the dense ranking found.
+
+The catalog snapshot and the matching vector snapshot are published together as one tuple, so a search
+racing a registry update sees either the old pair or the new pair, never a mix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from .._errors import ConfigError
+from ..catalog.hits import Hit
+from ..catalog.registry import Catalog
+from .cache import QueryCache
+from .embedder import Embedder, SentenceTransformerEmbedder
+from .fusion import FusionConfig, fuse, split_clauses
+from .store import EmbeddingMatrix, EmbeddingStore, SyncReport
+
+__all__ = ["EMBEDDINGS_DIR", "EmbeddingReranker"]
+
+EMBEDDINGS_DIR = "embeddings"  # under the index folder; untouched by index rebuilds (gen-* swaps)
+Mode = Literal["rerank", "hybrid"]
+
+
+class EmbeddingReranker:
+    """Reorders BM25F candidates by fusing them with embedding similarity.
+
+    embedder   any `Embedder`; default: the packaged all-MiniLM-L6-v2 (needs the `embed` extra)
+    mode       "rerank": reorder BM25F's candidates only; "hybrid": also add dense-only candidates
+    fusion     the fusion knobs (`FusionConfig`)
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        mode: Mode = "hybrid",
+        fusion: FusionConfig | None = None,
+        cache_size: int = 1024,
+        progress: bool = False,
+    ) -> None:
+        if mode not in ("rerank", "hybrid"):
+            raise ConfigError(f"EmbeddingReranker mode must be 'rerank' or 'hybrid', got {mode!r}")
+        if embedder is not None and not all(hasattr(type(embedder), a) for a in ("embed", "model_id", "dim")):
+            raise ConfigError(
+                f"embedder must implement toolsearch.embed.Embedder (model_id, dim, embed), "
+                f"got {type(embedder).__name__}"
+            )
+        self.embedder: Embedder = embedder if embedder is not None else SentenceTransformerEmbedder()
+        self.mode: Mode = mode
+        self.fusion = fusion or FusionConfig()
+        self.progress = progress
+        self.queries = QueryCache(self.embedder, maxsize=cache_size)
+        self._store: EmbeddingStore | None = None
+        self._view: tuple[Catalog, EmbeddingMatrix] | None = None
+        self.last_sync: SyncReport | None = None
+
+    def __repr__(self) -> str:
+        return f"EmbeddingReranker({self.embedder!r}, mode={self.mode!r})"
+
+    @property
+    def wants_all_queries(self) -> bool:
+        """Hybrid answers even when BM25F finds nothing good (dense-only candidates may)."""
+        return self.mode == "hybrid"
+
+    def open(self, catalog: Catalog, index_dir: str | Path | None = None) -> SyncReport:
+        """Attach to a catalog; vectors persist under `<index_dir>/embeddings/` when given."""
+        directory = Path(index_dir) / EMBEDDINGS_DIR if index_dir is not None else None
+        self._store = EmbeddingStore(self.embedder, directory, progress=self.progress)
+        return self.sync(catalog)
+
+    def sync(self, catalog: Catalog) -> SyncReport:
+        """Follow a catalog change: only new or changed tools are embedded."""
+        if self._store is None:
+            return self.open(catalog)
+        report = self._store.sync(catalog)
+        self._view = (catalog, self._store.matrix)
+        self.last_sync = report
+        return report
+
+    def manifest_entry(self) -> dict[str, object]:
+        return self._store.manifest_entry() if self._store is not None else {}
+
+    def similarities(self, query: str) -> np.ndarray:
+        """Similarity of the query to every tool row (best over the query and its clauses)."""
+        if self._view is None:
+            raise ConfigError("EmbeddingReranker is not attached to a catalog: call open(catalog) first")
+        matrix = self._view[1]
+        clauses = split_clauses(query) if self.fusion.clauses else []
+        vectors = self.queries.get_many([query, *clauses])
+        # Each tool takes its best match among the whole query and its clauses: a tool serving one
+        # of several requests is not diluted by the others.
+        return np.max(np.stack([matrix.similarities(v) for v in vectors]), axis=0)
+
+    def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]:
+        """The fused top `k` (BM25F candidates, reordered; in hybrid mode plus dense-only tools)."""
+        if self._view is None:
+            raise ConfigError("EmbeddingReranker is not attached to a catalog: call open(catalog) first")
+        catalog, matrix = self._view
+        if not len(matrix) or not query.strip():
+            return candidates[:k]
+        sims = self.similarities(query)
+        # A candidate the vectors do not know yet (a registry change racing this search) keeps its
+        # BM25F share with no dense share, rather than disappearing.
+        unknown = [h for h in candidates if h.name not in matrix.rows]
+        lexical = [(matrix.rows[h.name], h.score) for h in candidates if h.name in matrix.rows]
+        fused = fuse(
+            lexical,
+            sims,
+            weight=self.fusion.weight,
+            dense_candidates=self.fusion.dense_candidates if self.mode == "hybrid" else 0,
+            min_similarity=self.fusion.min_similarity,
+        )
+        top = max((h.score for h in candidates), default=0.0)
+        scored: list[tuple[float, Hit]] = [
+            (self.fusion.weight * h.score / top if top > 0 else 0.0, h) for h in unknown
+        ]
+        by_name = {h.name: h for h in candidates}
+        for row, score in fused:
+            name = matrix.names[row]
+            if name in by_name:
+                scored.append((score, by_name[name]))
+            elif (tool := catalog.tools.get(name)) is not None:
+                scored.append((score, Hit(name, 0.0, tool.skill, (), tool)))
+        scored.sort(key=lambda item: -item[0])  # stable: fused order among equal scores
+        return [replace(hit, score=round(score, 6)) for score, hit in scored[:k]]

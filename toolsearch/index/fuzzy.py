@@ -51,7 +51,7 @@ def _deletes(term: str) -> set[str]:
 
 class FuzzyVocabulary:
     def __init__(self, terms: Iterable[str]):
-        self._terms = [t for t in terms if len(t) >= MIN_LENGTH - 1 and "_" not in t]
+        self._terms = terms  # filtered lazily: most searchers never need a correction
         self._table: dict[str, list[str]] | None = None
         self._lock = threading.Lock()
 
@@ -60,6 +60,8 @@ class FuzzyVocabulary:
             if self._table is None:
                 table: dict[str, list[str]] = defaultdict(list)
                 for term in self._terms:
+                    if len(term) < MIN_LENGTH - 1 or "_" in term:
+                        continue
                     table[term].append(term)
                     for d in _deletes(term):
                         table[d].append(term)

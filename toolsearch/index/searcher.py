@@ -35,7 +35,7 @@ from .documents import FIELDS
 from .fuzzy import FuzzyVocabulary, max_edits_for
 from .postings import Postings
 from .scoring import Ranked, Scorer
-from .store import BuildReport, IndexStore, catalog_docs
+from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
 
 __all__ = ["Reranker", "Searcher"]
 
@@ -73,10 +73,10 @@ class Searcher:
         if not isinstance(self.config, SearchConfig):
             raise ConfigError(f"config must be a SearchConfig, got {type(self.config).__name__}")
         if self.config.rerank != "off" and reranker is None:
-            raise ConfigError(
-                f"SearchConfig(rerank={self.config.rerank!r}) needs a reranker: pass reranker=... "
-                "(see toolsearch.embed) or leave rerank='off'"
-            )
+            # Imported here: the embed extra is optional (a missing one raises MissingDependencyError).
+            from ..embed.hybrid import EmbeddingReranker
+
+            reranker = EmbeddingReranker(self.config.embedder, mode=self.config.rerank, progress=progress)
         self._reranker = reranker
         if isinstance(source, Registry):
             self.registry = source
@@ -103,6 +103,8 @@ class Searcher:
             postings = Postings.build(catalog_docs(catalog.skills), len(FIELDS))
             self.last_build = BuildReport("memory", postings.n_docs, time.perf_counter() - start)
         self._state = self._make_state(catalog, postings)
+        if hasattr(reranker, "open"):  # the embedding rerank keeps its vectors next to the index
+            reranker.open(catalog, index_dir)
         # A weak reference: a registry outliving its searchers must not keep them (and indexes) alive.
         ref = weakref.ref(self)
         self.registry.subscribe(lambda old, new: (s := ref()) is not None and s._on_change(new))
@@ -121,6 +123,11 @@ class Searcher:
         searcher = cls(result.skills, index_dir, **kw)
         searcher.problems = tuple(result.problems)
         return searcher
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The reranker in use (an `EmbeddingReranker` for SearchConfig(rerank=...)), or None."""
+        return self._reranker
 
     @property
     def catalog(self) -> Catalog:
@@ -142,8 +149,10 @@ class Searcher:
             start = time.perf_counter()
             old = {s.name: s for s in state.catalog.skills}
             changed = [s for s in new.skills if old.get(s.name) is not s and (
-                s.name not in old or old[s.name].search_fingerprint() != s.search_fingerprint())]
+                s.name not in old or skill_fingerprint(old[s.name]) != skill_fingerprint(s))]
             removed = set(old) - {s.name for s in new.skills}
+            if hasattr(self._reranker, "sync"):
+                self._reranker.sync(new)  # embeds only new or changed tools
             if not changed and not removed:
                 self._state = replace(state, catalog=new)  # e.g. only a handler changed
                 return
@@ -181,6 +190,8 @@ class Searcher:
         depth = max(k, self.config.rerank_depth) if self._reranker else k
         ranked, coverage = self._rank(state, text, depth, k)
         if not ranked or coverage < self.config.min_coverage:
+            if getattr(self._reranker, "wants_all_queries", False):  # hybrid: dense-only may match
+                return self._reranker.rerank(text, [], k)[:k]
             return []
         hits = self._hits(state, ranked)
         return self._reranker.rerank(text, hits, k)[:k] if self._reranker else hits[:k]

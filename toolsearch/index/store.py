@@ -22,11 +22,14 @@ disappeared; a missing, foreign (other format or analysis) or damaged index is r
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
 import shutil
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +43,7 @@ from .analysis import ANALYSIS_ID
 from .documents import FIELDS, analyzed_fields
 from .postings import Doc, Postings
 
-__all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs"]
+__all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs", "fingerprints", "skill_fingerprint"]
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -74,6 +77,40 @@ class BuildReport:
         if self.action == "opened":
             return f"up to date: {self.tools} tools{where}, opened in {self.seconds * 1000:.0f} ms"
         return f"indexed {self.tools} tools in memory in {self.seconds:.2f}s"
+
+
+_FINGERPRINTS: OrderedDict[int, tuple[Skill, str]] = OrderedDict()
+_FINGERPRINTS_MAX = 100_000
+_FINGERPRINTS_LOCK = threading.Lock()
+
+
+def skill_fingerprint(skill: Skill) -> str:
+    """`skill.search_fingerprint()`, memoized by object identity.
+
+    Hashing a 10k-tool catalog's JSON takes ~200 ms, more than a whole reopen may. Skills are frozen,
+    so one object's fingerprint never changes; the cache holds the object itself, so its id cannot be
+    reused by another object while the entry lives.
+    """
+    key = id(skill)
+    with _FINGERPRINTS_LOCK:
+        entry = _FINGERPRINTS.get(key)
+        if entry is not None and entry[0] is skill:
+            _FINGERPRINTS.move_to_end(key)
+            return entry[1]
+    fingerprint = skill.search_fingerprint()
+    with _FINGERPRINTS_LOCK:
+        _FINGERPRINTS[key] = (skill, fingerprint)
+        if len(_FINGERPRINTS) > _FINGERPRINTS_MAX:
+            _FINGERPRINTS.popitem(last=False)
+    return fingerprint
+
+
+def fingerprints(catalog: Catalog) -> tuple[str, dict[str, str]]:
+    """(catalog fingerprint, per-skill fingerprints), the same values as `Catalog.fingerprint` and
+    `Catalog.skill_fingerprints()` but computed through the memo above."""
+    per_skill = {s.name: skill_fingerprint(s) for s in catalog.skills}
+    parts = sorted(f"{n}={f}" for n, f in per_skill.items())
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16], per_skill
 
 
 def catalog_docs(skills: Iterable[Skill]) -> Iterator[Doc]:
@@ -114,9 +151,10 @@ class IndexStore:
     def open(self, catalog: Catalog) -> tuple[Postings, BuildReport]:
         """Open the index for `catalog`, building or updating it first when needed."""
         start = time.perf_counter()
+        current, _ = fingerprints(catalog)
         for _ in range(3):  # a concurrent writer may swap files between our two reads: retry
             manifest, _why = self.read_manifest()
-            if manifest is None or manifest["catalog"] != catalog.fingerprint:
+            if manifest is None or manifest["catalog"] != current:
                 break
             try:
                 postings = self._load(manifest)
@@ -136,11 +174,11 @@ class IndexStore:
         if manifest is None:
             postings = self._build(catalog)
             return postings, self._report("built", postings, start, reason=why)
-        if manifest["catalog"] == catalog.fingerprint:
+        current, per_skill = fingerprints(catalog)
+        if manifest["catalog"] == current:
             return postings, self._report("opened", postings, start)
-        fingerprints = catalog.skill_fingerprints()
-        changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != fingerprints[s.name]]
-        removed = sorted(set(manifest["skills"]) - set(fingerprints))
+        changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != per_skill[s.name]]
+        removed = sorted(set(manifest["skills"]) - set(per_skill))
         try:
             postings = self._update(manifest, postings, catalog, changed, set(removed))
         except Exception as exc:  # a damaged Whoosh generation: start over rather than fail
@@ -161,10 +199,10 @@ class IndexStore:
             if manifest is None or postings is None:
                 return self._build(catalog)
             # Another process may have applied other changes: recompute against the manifest.
-            fingerprints = catalog.skill_fingerprints()
-            changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != fingerprints[s.name]]
-            removed = set(manifest["skills"]) - set(fingerprints)
-            if not changed and not removed and manifest["catalog"] == catalog.fingerprint:
+            current, per_skill = fingerprints(catalog)
+            changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != per_skill[s.name]]
+            removed = set(manifest["skills"]) - set(per_skill)
+            if not changed and not removed and manifest["catalog"] == current:
                 return postings
             try:
                 return self._update(manifest, postings, catalog, changed, removed)
@@ -239,12 +277,13 @@ class IndexStore:
 
     def _publish(self, catalog: Catalog, generation: str, postings: str, built: Any = None) -> None:
         now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        current, per_skill = fingerprints(catalog)
         manifest = {
             "format": FORMAT,
             "toolsearch": __version__,
             "config": CONFIG,
-            "catalog": catalog.fingerprint,
-            "skills": catalog.skill_fingerprints(),
+            "catalog": current,
+            "skills": per_skill,
             "tools": len(catalog),
             "generation": generation,
             "postings": postings,

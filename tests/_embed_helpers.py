@@ -20,7 +20,7 @@ class HashingEmbedder:
     def __init__(self, dim: int = 64, *, model_id: str = "test:hashing", synonyms: dict[str, str] | None = None):
         self._dim = dim
         self._model_id = model_id
-        # word -> canonical word, so tests can model "meaning" shared by different words.
+        # word -> canonical word ("" drops it), so tests can model meaning shared by different words.
         self.synonyms = synonyms or {}
         self.calls: list[list[str]] = []
 
@@ -39,6 +39,8 @@ class HashingEmbedder:
         for row, text in enumerate(texts):
             for word in re.findall(r"[a-z0-9]+", text.lower()):
                 word = self.synonyms.get(word, word)
+                if not word:  # mapped to "": ignored, like a stopword
+                    continue
                 bucket = int(hashlib.md5(word.encode()).hexdigest(), 16) % self._dim
                 out[row, bucket] += 1.0
         return normalize_rows(out)

@@ -171,8 +171,8 @@ def test_bad_arguments_are_config_errors(searcher):
         SearchConfig(boosts={"nmae": 2})
     with pytest.raises(ConfigError, match="between 0 and 1"):
         SearchConfig(b=1.5)
-    with pytest.raises(ConfigError, match="needs a reranker"):
-        Searcher([files_skill()], config=SearchConfig(rerank="hybrid"))
+    with pytest.raises(ConfigError, match="must implement toolsearch.embed.Embedder"):
+        Searcher([files_skill()], config=SearchConfig(rerank="hybrid", embedder=object()))
     with pytest.raises(ConfigError, match="from_path"):
         Searcher("skills/")  # type: ignore[arg-type]
 

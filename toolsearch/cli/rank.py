@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .search import add_catalog_options, open_searcher, positive_int
+from .search import add_catalog_options, add_rerank_option, open_searcher, positive_int
 
 __all__ = ["add_parser", "read_queries", "run"]
 
@@ -28,6 +28,7 @@ def add_parser(subparsers: Any) -> None:
                         help="queries.jsonl: one {\"id\": ..., \"query\": ...} per line")
     parser.add_argument("-k", type=positive_int, default=10, help="names per query (default: 10)")
     parser.add_argument("--out", type=Path, default=None, metavar="FILE", help="also write here")
+    add_rerank_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -63,7 +64,12 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"cannot write --out {args.out}: {exc}") from None
     try:
         for qid, query in queries:
-            ranked = [hit.name for hit in searcher.candidates(query, args.k)]
+            if searcher.reranker is not None:  # --rerank: fuse the deeper BM25F pool with embeddings
+                pool = searcher.candidates(query, max(args.k, searcher.config.rerank_depth))
+                hits = searcher.reranker.rerank(query, pool, args.k)
+            else:
+                hits = searcher.candidates(query, args.k)
+            ranked = [hit.name for hit in hits]
             line = json.dumps({"id": qid, "ranked": ranked}, ensure_ascii=False)
             print(line)
             if out is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import ConfigError
 
-__all__ = ["add_catalog_options", "add_parser", "open_searcher", "run"]
+__all__ = ["add_catalog_options", "add_parser", "add_rerank_option", "open_searcher", "run"]
 
 DEFAULT_CATALOG = "skills"
 DEFAULT_INDEX = "indexes/default"
@@ -29,10 +29,20 @@ def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = Fal
                         + ("" if required else f" (default: {DEFAULT_INDEX})"))
 
 
+def add_rerank_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rerank", nargs="?", const="hybrid", default=None, choices=("rerank", "hybrid"),
+                        help="embedding rerank (needs the embed extra): 'rerank' reorders BM25F hits, "
+                        "'hybrid' (the default when given bare) also adds tools found by meaning only")
+
+
 def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
+    from ..index.config import SearchConfig
     from ..index.searcher import Searcher
 
-    searcher = Searcher.from_path(args.catalog, args.index, progress=progress)
+    rerank = getattr(args, "rerank", None) or "off"
+    # Embedding a large catalog the first time takes a minute: always show that progress.
+    searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
+                                  config=SearchConfig(rerank=rerank))
     if searcher.problems:
         print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
               f"{args.catalog}; those skills are left out (details: toolsearch validate "
@@ -56,6 +66,7 @@ def add_parser(subparsers: Any) -> None:
     add_catalog_options(parser)
     parser.add_argument("-k", type=positive_int, default=5, help="number of hits (default: 5)")
     parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    add_rerank_option(parser)
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what the tool should do")
     parser.set_defaults(run=run)
 

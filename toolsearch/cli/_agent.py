@@ -89,7 +89,8 @@ def short(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def print_round_details(report: Report, out: TextIO = sys.stdout) -> None:
+def print_round_details(report: Report, out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call: a default bound at import time may be a closed stream
     for search in report.prefetch:
         print(f"  prefetch {search.query!r} -> {', '.join(search.hits) or 'nothing'}", file=out)
     for r in report.rounds:

@@ -11,6 +11,7 @@ racing a registry update sees either the old pair or the new pair, never a mix.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -62,6 +63,7 @@ class EmbeddingReranker:
         self.queries = QueryCache(self.embedder, maxsize=cache_size)
         self._store: EmbeddingStore | None = None
         self._view: tuple[Catalog, EmbeddingMatrix] | None = None
+        self._sync_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
 
     def __repr__(self) -> str:
@@ -82,9 +84,10 @@ class EmbeddingReranker:
         """Follow a catalog change: only new or changed tools are embedded."""
         if self._store is None:
             return self.open(catalog)
-        report = self._store.sync(catalog)
-        self._view = (catalog, self._store.matrix)
-        self.last_sync = report
+        with self._sync_lock:  # pairs each catalog with the matrix of the same sync
+            report = self._store.sync(catalog)
+            self._view = (catalog, self._store.matrix)
+            self.last_sync = report
         return report
 
     def manifest_entry(self) -> dict[str, object]:
@@ -92,9 +95,15 @@ class EmbeddingReranker:
 
     def similarities(self, query: str) -> np.ndarray:
         """Similarity of the query to every tool row (best over the query and its clauses)."""
-        if self._view is None:
+        return self._similarities(self._attached()[1], query)
+
+    def _attached(self) -> tuple[Catalog, EmbeddingMatrix]:
+        view = self._view  # one read: catalog and vectors from the same sync
+        if view is None:
             raise ConfigError("EmbeddingReranker is not attached to a catalog: call open(catalog) first")
-        matrix = self._view[1]
+        return view
+
+    def _similarities(self, matrix: EmbeddingMatrix, query: str) -> np.ndarray:
         clauses = split_clauses(query) if self.fusion.clauses else []
         vectors = self.queries.get_many([query, *clauses])
         # Each tool takes its best match among the whole query and its clauses: a tool serving one
@@ -103,12 +112,10 @@ class EmbeddingReranker:
 
     def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]:
         """The fused top `k` (BM25F candidates, reordered; in hybrid mode plus dense-only tools)."""
-        if self._view is None:
-            raise ConfigError("EmbeddingReranker is not attached to a catalog: call open(catalog) first")
-        catalog, matrix = self._view
+        catalog, matrix = self._attached()
         if not len(matrix) or not query.strip():
             return candidates[:k]
-        sims = self.similarities(query)
+        sims = self._similarities(matrix, query)
         # A candidate the vectors do not know yet (a registry change racing this search) keeps its
         # BM25F share with no dense share, rather than disappearing.
         unknown = [h for h in candidates if h.name not in matrix.rows]

@@ -224,3 +224,16 @@ def test_cli_bench_outside_a_checkout_is_one_clear_line(monkeypatch, capsys, tmp
     assert cli_main(["bench", "quality"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "checkout" in err
+
+
+@pytest.mark.embed
+def test_embedding_engines_find_the_obvious_tool(tmp_path):
+    from benchmarks.engines import available_rerank_modes, build_engine
+
+    if not available_rerank_modes():
+        pytest.skip("the embed extra is not installed")
+    tools = [tool_from_row(r) for r in load_rows("bfcl")[:40]]
+    target = tools[7]
+    for name in ("hybrid", "dense"):
+        engine = build_engine(name, tools, index_dir=tmp_path / name)
+        assert target.name in engine.search(target.description, 3), name

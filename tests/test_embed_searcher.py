@@ -131,3 +131,17 @@ def test_cli_rank_and_search_with_rerank(real_embedder, tmp_path, capsys):
     assert main(["search", "--catalog", str(catalog), "--index", index, "--rerank", "hybrid",
                  "--json", "-k", "1", "what", "time", "is", "it"]) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "clock_now"
+
+
+def test_cli_index_with_rerank_reports_embeddings(tmp_path, capsys, monkeypatch):
+    # The CLI builds its own default embedder; stand the deterministic one in for the model.
+    monkeypatch.setattr("toolsearch.embed.hybrid.SentenceTransformerEmbedder", lambda: HashingEmbedder())
+    catalog = tmp_path / "tools.jsonl"
+    catalog.write_text("\n".join(json.dumps({"name": t.name, "description": t.description, "skill": s.name})
+                                 for s in skills() for t in s.tools), encoding="utf-8")
+    args = ["index", "--catalog", str(catalog), "--index", str(tmp_path / "idx"), "--rerank"]
+    assert main(args) == 0
+    assert "embeddings: embedded 4 tools, reused 0" in capsys.readouterr().out
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "up to date" in out and "embeddings: embedded 0 tools, reused 4" in out

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import report
+from . import report, targets
 
 __all__ = ["RESULTS_DIR", "SUITES", "main", "render", "run"]
 
@@ -57,6 +57,9 @@ def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
                   f"_{m['date']}; {m['cpu']} ({m['cores']} cores, {m['memory_gb']} GB), {m['os']}, "
                   f"Python {m['python']}; {'quick mode; ' if result['quick'] else ''}"
                   f"{result['seconds']:.0f} s._", "", module.markdown(result), ""]
+        checks = targets.check(name, result)
+        if checks:
+            parts += ["Targets (issue 6):", "", targets.render(checks), ""]
         if plots:
             parts += [f"![{name}]({name}.png)", ""]
     if plots and results:

@@ -145,3 +145,18 @@ def test_cli_index_with_rerank_reports_embeddings(tmp_path, capsys, monkeypatch)
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "up to date" in out and "embeddings: embedded 0 tools, reused 4" in out
+
+
+def test_rerank_without_the_extra_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    from toolsearch.embed import embedder as embedder_module
+
+    real = embedder_module.importlib.util.find_spec
+    monkeypatch.setattr(embedder_module.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    catalog = tmp_path / "tools.jsonl"
+    catalog.write_text(json.dumps({"name": "now", "description": "Current clock", "skill": "c"}), encoding="utf-8")
+    code = main(["search", "--catalog", str(catalog), "--index", str(tmp_path / "idx"), "--rerank", "hybrid", "clock"])
+    err = capsys.readouterr().err
+    assert code == 2 and 'pip install -c constraints.txt "toolsearch[embed]"' in err
+    # Without --rerank the same search works as before.
+    assert main(["search", "--catalog", str(catalog), "--index", str(tmp_path / "idx"), "clock"]) == 0

@@ -196,7 +196,8 @@ def test_latency_suite_smoke(monkeypatch):
 def test_runner_writes_json_markdown_and_plots(tmp_path, monkeypatch):
     fake = {"suite": "tokens", "quick": True, "sizes": [{"size": 10, "tasks": 1, "strategies": {
         name: {"tool_tokens_per_request": t, "input_tokens_per_task": 2 * t, "tool_token_savings": 0.5,
-               "input_ratio_to_oracle": 1.0, "round_trips_per_task": 2.0, "complete": 1.0}
+               "input_ratio_to_oracle": 1.0, "tool_ratio_to_oracle": 1.0, "round_trips_per_task": 2.0,
+               "complete": 1.0}
         for name, t in (("all-tools", 100.0), ("oracle", 10.0))}}]}
     monkeypatch.setattr(tokens, "run", lambda **kw: dict(fake))
     runner.run("tokens", quick=True, out=tmp_path, progress=False)

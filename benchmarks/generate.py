@@ -13,7 +13,6 @@ Generation is deterministic: the n-th tool is the same on every machine and ever
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any
 

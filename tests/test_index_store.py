@@ -171,3 +171,55 @@ def test_other_process_opens_while_this_one_holds_the_index(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ix")], capture_output=True,
                          text=True, cwd=os.path.dirname(__file__), timeout=60)
     assert out.stdout.split() == ["opened", "mail_archive"], out.stderr
+
+
+def _whoosh_contents(folder) -> dict:
+    """Everything a Whoosh reader can see of an index: stored fields, lengths, terms, postings."""
+    from whoosh import index
+
+    ix = index.open_dir(str(folder))
+    with ix.reader() as r:
+        n = r.doc_count_all()
+        out: dict = {"docs": list(r.iter_docs()), "count": n}
+        for f in ix.schema.names():
+            out[f"len:{f}"] = (r.field_length(f), [r.doc_field_length(d, f) for d in range(n)])
+        for f, t in r.all_terms():
+            info = r.term_info(f, t)
+            m = r.postings(f, t)
+            postings = []
+            while m.is_active():
+                postings.append((m.id(), m.weight(), m.value()))
+                m.next()
+            out[f"term:{f}:{t!r}"] = (info.weight(), info.doc_frequency(), info.min_length(),
+                                      info.max_length(), info.max_weight(), info.min_id(), info.max_id(),
+                                      postings)
+    ix.close()
+    return out
+
+
+@pytest.mark.parametrize("n_tools", [0, 1, 300])
+def test_bulk_build_writes_exactly_what_add_document_writes(tmp_path, n_tools):
+    """The fast build path must leave the same index of record as Whoosh's own writer: same stored
+    fields, field lengths (quantized), terms, postings, weights, values and term statistics."""
+    from whoosh import index
+
+    long_prose = " ".join(f"word{i} repeated repeated" for i in range(120))  # lengths > 255 quantize
+    tools = [Tool(name=f"tool_{i}", description=f"common café 日本語 tool number {i} " + (
+        long_prose if i % 7 == 0 else "repeated repeated repeated"),
+        input_schema={"type": "object", "properties": {f"arg{i % 3}": {"type": "string",
+                                                                       "description": "the ünïcode city"}}})
+             for i in range(n_tools)]  # 300 docs share "common": several 128-posting blocks
+    skills = [Skill(name=f"group{g}", description="grouped", tags=["t"], tools=tools[g::3])
+              for g in range(3)] if tools else []
+    docs = list(store.catalog_docs(skills))
+    whoosh_store.write_new(tmp_path / "bulk", iter(docs))
+    (tmp_path / "plain").mkdir()
+    ix = index.create_in(str(tmp_path / "plain"), whoosh_store.schema())
+    writer = whoosh_store._writer(ix)
+    for doc in docs:
+        writer.add_document(**whoosh_store._fields(doc))
+    writer.commit()
+    ix.close()
+    bulk, plain = _whoosh_contents(tmp_path / "bulk"), _whoosh_contents(tmp_path / "plain")
+    assert bulk["count"] == n_tools
+    assert bulk == plain

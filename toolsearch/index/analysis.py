@@ -92,10 +92,8 @@ def _chunk_terms(chunk: str) -> tuple[str, ...]:
 
 def analyze(text: str) -> list[str]:
     """Index terms of `text`, in order, duplicates kept (term frequencies matter)."""
-    out: list[str] = []
-    for match in _CHUNK.finditer(text):
-        out.extend(_chunk_terms(match.group()))
-    return out
+    chunk_terms = _chunk_terms
+    return [term for chunk in _CHUNK.findall(text) for term in chunk_terms(chunk)]
 
 
 def is_compound(term: str) -> bool:

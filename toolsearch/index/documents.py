@@ -17,7 +17,7 @@ long parameter description are diluted prose.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 from ..catalog.model import Skill, Tool
 from .analysis import analyze
@@ -37,36 +37,44 @@ FIELDS: tuple[str, ...] = (
 _MAX_DEPTH = 6  # deep enough for real schemas; stops pathological self-similar ones early
 
 
-def _walk_schema(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
-    """(kind, text) pairs: kind "name" for property names, "doc" for descriptive text."""
+def _walk_schema(schema: Any, names: list[str], docs: list[str], depth: int = 0) -> None:
+    """Collect property names into `names` and descriptive text into `docs`, in schema order.
+
+    Appends to two lists rather than yielding pairs: a recursive generator costs a frame switch per
+    item at every level, a fifth of the analysis time of a large build.
+    """
     if not isinstance(schema, dict) or depth > _MAX_DEPTH:
         return
-    for key in ("description", "title"):
-        if isinstance(schema.get(key), str) and depth > 0:
-            yield "doc", schema[key]
-    enum = schema.get("enum")
+    get = schema.get
+    if depth > 0:
+        for key in ("description", "title"):
+            text = get(key)
+            if isinstance(text, str):
+                docs.append(text)
+    enum = get("enum")
     if isinstance(enum, list):
-        yield "doc", " ".join(str(v) for v in enum if isinstance(v, (str, int, float)))
-    properties = schema.get("properties")
+        docs.append(" ".join(str(v) for v in enum if isinstance(v, (str, int, float))))
+    properties = get("properties")
     if isinstance(properties, dict):
         for name, sub in properties.items():
-            yield "name", str(name)
-            yield from _walk_schema(sub, depth + 1)
+            names.append(str(name))
+            _walk_schema(sub, names, docs, depth + 1)
     for key in ("items", "additionalProperties"):
-        yield from _walk_schema(schema.get(key), depth + 1)
+        sub = get(key)
+        if isinstance(sub, dict):
+            _walk_schema(sub, names, docs, depth + 1)
     for key in ("anyOf", "oneOf", "allOf"):
-        options = schema.get(key)
+        options = get(key)
         if isinstance(options, list):
             for sub in options:
-                yield from _walk_schema(sub, depth + 1)
+                _walk_schema(sub, names, docs, depth + 1)
 
 
 def field_texts(tool: Tool, skill: Skill | None = None) -> dict[str, str]:
     """The raw text of each field of `tool`'s search document."""
     names: list[str] = []
     docs: list[str] = []
-    for kind, text in _walk_schema(tool.input_schema):
-        (names if kind == "name" else docs).append(text)
+    _walk_schema(tool.input_schema, names, docs)
     skill_tags = skill.tags if skill is not None else ()
     skill_text = skill.name if skill is not None else tool.skill
     if skill is not None and skill.description:

@@ -1,10 +1,22 @@
 """The Whoosh side of the persisted index: the index of record.
 
 Every tool is one Whoosh document: its name (unique id), its skill, and one text field per search field
-of `documents.FIELDS`. We analyze once, in Python (`analysis.analyze`), and hand Whoosh the analyzed
-terms joined by spaces with a whitespace tokenizer, so Whoosh stores exactly the terms and frequencies
-that the postings sidecar scores, and a build does not pay for analysis twice. (A whoosh-native analyzer
-chain for the same analysis is `chain.identifier_analyzer()`.)
+of `documents.FIELDS`. We analyze once, in Python (`analysis.analyze`); Whoosh stores exactly the terms
+and frequencies that the postings sidecar scores. (A whoosh-native analyzer chain for the same analysis
+is `chain.identifier_analyzer()`.)
+
+Two ways in, one on-disk result (a test checks they write identical segments):
+
+- A full build (`write_new`) writes the segment *in bulk* through Whoosh's codec API. Going through
+  `writer.add_document` costs ~70% of a build: Whoosh re-tokenizes every field, counts terms, pushes
+  each posting through its external-sort pool, sorts them, and then looks every posting's field length
+  up again in the column file it has just written. The postings sidecar already holds every posting
+  counted and sorted, so we hand the codec's per-document writer the stored fields and field lengths,
+  and its field writer each term's postings in the order the pool would have produced
+  (field name, term bytes, document number). The segment, terms, weights, values and length statistics
+  are those `add_document` would have written; only the detour is gone.
+- An incremental update (`replace_skills`) touches a few documents: the ordinary writer path, with the
+  analyzed terms joined by spaces and a whitespace tokenizer.
 
 Imported lazily: `whoosh.index` costs ~150 ms to import and is needed only to write.
 """
@@ -15,16 +27,19 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from whoosh import index as whoosh_index
 from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, TEXT, Schema
+from whoosh.system import emptybytes, pack_uint
 
 from .documents import FIELDS
 from .postings import Doc, Postings
 
 __all__ = ["WRITER_LIMIT_MB", "replace_skills", "schema", "search_terms", "write_new"]
 
-WRITER_LIMIT_MB = 512  # one large in-memory pool: fewer, bigger segments, faster builds
+WRITER_LIMIT_MB = 512  # one large in-memory pool: fewer, bigger segments, faster updates
+_ID_FIELDS = ("tool", "skill_id")
 
 
 def _writer(ix: Any) -> Any:
@@ -48,20 +63,93 @@ def _fields(doc: Doc) -> dict[str, str]:
 
 def write_new(folder: Path, docs: Iterable[Doc]) -> Postings:
     """Create a Whoosh index in `folder` holding `docs`; returns the matching postings."""
+    postings = Postings.build(docs, len(FIELDS))
     folder.mkdir(parents=True)
     ix = whoosh_index.create_in(str(folder), schema())
     writer = _writer(ix)
-    kept: list[Doc] = []
     try:
-        for doc in docs:
-            writer.add_document(**_fields(doc))
-            kept.append(doc)
+        _bulk_write(writer, postings)
     except BaseException:
         writer.cancel()
         raise
     writer.commit()
     ix.close()
-    return Postings.build(kept, len(FIELDS))
+    return postings
+
+
+def _bulk_write(writer: Any, postings: Postings) -> None:
+    """Write `postings` as the writer's new segment, bypassing `add_document` (see the docstring)."""
+    p = postings
+    fieldobjs = writer.schema
+    lengths = p.lengths.astype(np.int64)
+    # Per-document part: stored fields and the length of every non-empty field, as add_document does.
+    pdw = writer.perdocwriter
+    tool_field, skill_field = fieldobjs["tool"], fieldobjs["skill_id"]
+    text_fields = [(f, fieldobjs[f]) for f in FIELDS]
+    for docnum, (name, skill, lens) in enumerate(zip(p.names, p.skills, lengths.tolist())):
+        pdw.start_doc(docnum)
+        for (fieldname, fieldobj), length in zip(text_fields, lens):
+            if length:
+                pdw.add_field(fieldname, fieldobj, None, length)
+        pdw.add_field("skill_id", skill_field, skill, 0)
+        pdw.add_field("tool", tool_field, name, 0)
+        pdw.finish_doc()
+    writer.docnum = p.n_docs
+    # SegmentWriter.commit() only finalizes a segment when documents were added through it.
+    writer._added = p.n_docs > 0
+
+    # Postings, field by field in name order, terms in byte order (UTF-8 sorts like code points).
+    fw = writer.fieldwriter
+    rank = np.empty(len(p.vocab), dtype=np.int64)
+    rank[sorted(range(len(p.vocab)), key=p.vocab.__getitem__)] = np.arange(len(p.vocab))
+    ids = {"tool": p.names, "skill_id": p.skills}
+    for fieldname in sorted((*FIELDS, *_ID_FIELDS)):
+        fw.start_field(fieldname, fieldobjs[fieldname])
+        if fieldname in ids:
+            _write_id_field(fw, ids[fieldname])
+        else:
+            f = FIELDS.index(fieldname)
+            rows = np.flatnonzero(p.field == f)
+            order = np.lexsort((p.doc[rows], rank[p.term[rows]]))
+            rows = rows[order]
+            # The codec keeps min/max field lengths per block (encoded as one byte, like the
+            # length column, so raw counts give the same bytes as add_document's quantized ones).
+            _write_text_field(fw, p, rows, lengths[:, f].tolist())
+        fw.finish_field()
+
+
+def _write_id_field(fw: Any, values: Sequence[str]) -> None:
+    docs_of: dict[str, list[int]] = {}
+    for docnum, value in enumerate(values):
+        docs_of.setdefault(value, []).append(docnum)
+    for value in sorted(docs_of):
+        fw.start_term(value.encode("utf-8"))
+        for docnum in docs_of[value]:
+            fw.add(docnum, 1.0, emptybytes, 0)  # ID fields: Existence format, weight = field boost
+        fw.finish_term()
+
+
+def _write_text_field(fw: Any, p: Postings, rows: np.ndarray, field_lengths: list[int]) -> None:
+    if not rows.size:
+        return
+    term = p.term[rows]
+    starts = np.flatnonzero(np.r_[True, term[1:] != term[:-1]]).tolist()
+    starts.append(rows.size)
+    docs = p.doc[rows].tolist()
+    tfs = p.tf[rows].tolist()
+    terms = term[starts[:-1]].tolist()
+    packed: dict[float, bytes] = {}
+    add, vocab = fw.add, p.vocab
+    for i, t in enumerate(terms):
+        fw.start_term(vocab[t].encode("utf-8"))
+        for j in range(starts[i], starts[i + 1]):
+            tf = tfs[j]
+            value = packed.get(tf)
+            if value is None:
+                value = packed[tf] = pack_uint(int(tf))  # Frequency format: the count as a uint
+            docnum = docs[j]
+            add(docnum, tf, value, field_lengths[docnum])
+        fw.finish_term()
 
 
 def replace_skills(folder: Path, skills: set[str], docs: Sequence[Doc]) -> None:

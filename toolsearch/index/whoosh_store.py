@@ -14,7 +14,9 @@ Two ways in, one on-disk result (a test checks they write identical segments):
   counted and sorted, so we hand the codec's per-document writer the stored fields and field lengths,
   and its field writer each term's postings in the order the pool would have produced
   (field name, term bytes, document number). The segment, terms, weights, values and length statistics
-  are those `add_document` would have written; only the detour is gone.
+  are those `add_document` would have written; only the detour is gone. This leans on the
+  SegmentWriter's codec writers and its `docnum`/`_added` attributes (whoosh-reloaded 2.7), so
+  tests/test_index_store.py compares a bulk-built index with an add_document-built one, term by term.
 - An incremental update (`replace_skills`) touches a few documents: the ordinary writer path, with the
   analyzed terms joined by spaces and a whitespace tokenizer.
 

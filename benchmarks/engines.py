@@ -103,13 +103,10 @@ class _MemoEmbedder:
 
 @functools.cache
 def shared_embedder() -> _MemoEmbedder:
-    import torch
-
     from toolsearch.embed.embedder import SentenceTransformerEmbedder
 
-    # One intra-op thread: on this 2-core machine, shared with other work, torch's default of two
-    # threads made a one-query embedding ~10x slower (420 ms vs 43 ms measured) from oversubscription.
-    torch.set_num_threads(1)
+    # Its defaults: one torch thread for single queries (two oversubscribe a busy 2-core CPU),
+    # all threads for the big batches of tool texts.
     return _MemoEmbedder(SentenceTransformerEmbedder())
 
 

@@ -72,6 +72,9 @@ def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | 
     if embedded and any(s > EMBED_MAX_SIZE for s in sizes):
         result["notes"].append(f"{embedded[0]} measured up to {EMBED_MAX_SIZE:,} tools only: embedding "
                                "100k tools takes ~15 minutes on this CPU")
+    if embedded:
+        result["notes"].append(f"{embedded[0]} build time includes loading the embedding model and "
+                               "embedding every tool")
     if not quick and not available_rerank_modes():
         result["notes"].append("embedding rerank not measured: the embed extra is not installed")
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:

@@ -45,7 +45,7 @@ def test_config_embedder_builds_the_reranker_and_persists_vectors(tmp_path):
     again = HashingEmbedder(synonyms=SYNONYMS)
     reopened = Searcher(skills(), tmp_path / "idx", config=SearchConfig(rerank="hybrid", embedder=again))
     assert reopened.reranker.last_sync.embedded == 0
-    assert all(call == ["read a file"] for call in again.calls) or again.calls == []
+    assert again.calls == []  # nothing embedded at all: vectors came from disk
 
 
 def test_hybrid_answers_where_bm25f_finds_nothing_and_off_does_not():

@@ -38,9 +38,17 @@ def test_unicode_and_prose_punctuation():
 
 def test_query_terms_separates_meaningful_words_from_identifiers_and_values():
     terms, words = query_terms("Get the temperature of building TamgDh8N9YH, then getUserProfile 42")
-    assert [w for w, _ in words] == ["get", "temperatur", "build", "then"]
+    assert [w for w, _ in words] == ["get", "temperatur", "build"]  # "then" is filler
     assert dict(words)["temperatur"] == "temperature"  # the unstemmed word, for typo correction
     assert "get_user_profil" in terms and "42" in terms
+
+
+def test_filler_words_are_dropped_unless_nothing_else_is_asked():
+    terms, words = query_terms("Could you please tell me the weather in Paris?")
+    assert [w for _, w in words] == ["weather", "paris"]
+    assert "tell" not in terms and "pleas" not in terms
+    terms, words = query_terms("what can you tell me")  # only filler: searched as it is
+    assert "tell" in terms and words
 
 
 def random_texts(count: int, seed: int = 7) -> list[str]:

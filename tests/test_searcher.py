@@ -144,6 +144,19 @@ def test_no_good_match_is_empty(searcher):
     assert searcher.search("read the file") != []
 
 
+def test_names_unknown_to_the_catalog_do_not_hide_a_match(searcher):
+    # A request names things no tool mentions (a city); the word that matched must still count.
+    assert searcher.search("What is the forecast in Paris?")[0].name == "get_weather_forecast"
+    assert searcher.search("Could you please tell me the air quality in Lyon")[0].name == "getAirQuality"
+
+
+def test_short_words_are_not_typo_corrected():
+    # "paris" (stem "pari") is one edit from "part": short words are names and real words, not typos.
+    s = Searcher([Skill(name="text", tools=[Tool(name="split_text", description="Split text into parts")])])
+    assert s.search("weather in paris") == []
+    assert s.search("splitt text")[0].name == "split_text"  # longer words still are
+
+
 @pytest.mark.parametrize("query", [
     "", "   ", "\x00\x01\x7f", "AND OR NOT", "title:(foo) AND bar*", "a~2 ^3 [x TO y] {z}", "\"unclosed",
     "🙂🙂 中文 ü", "x" * 100_000, "read " * 5000, "\\", "select:", "select:,,,", "*", "?", "-", ".",

@@ -107,8 +107,32 @@ def is_compound(term: str) -> bool:
 _PLAIN_WORD = re.compile(r"^[^\W\d_][^\W\d_A-Z]*$")
 
 
+# Conversational words of requests ("could you please tell me what...", "I need to..."). They carry no
+# intent, so a query drops them when it has other words: they neither score ("tell" must not pull in a
+# tool whose example says "tell me the prime factors") nor count as words a hit has to cover. Only the
+# query side: the index keeps them, so a tool may still be found by them when nothing else is asked.
+FILLER_WORDS = frozenset(
+    "i me my mine myself you your please pls kindly could would should can shall might must do does did "
+    "doing done what whats what's which who whom whose where when why how tell let lets let's "
+    "want wants wanted also just some any there here hi hello hey thanks thank am was "
+    "were been being has had having about so all its our ours they them their then than very really "
+    "quite".split()
+)
+
+
 def query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """(distinct terms to search, distinct meaningful words as (term, lowercase word)) of a query."""
+    """(distinct terms to search, distinct meaningful words as (term, lowercase word)) of a query.
+
+    Filler words (FILLER_WORDS) are dropped unless the query has nothing else."""
+    terms, words = _query_terms(text)
+    kept = [(t, w) for t, w in words if w not in FILLER_WORDS]
+    if kept and len(kept) < len(words):
+        filler = {t for t, w in words if w in FILLER_WORDS} - {t for t, _ in kept}
+        return [t for t in terms if t not in filler], kept
+    return terms, words
+
+
+def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     terms: dict[str, None] = {}
     words: dict[str, str] = {}
     for match in _CHUNK.finditer(text):

@@ -7,8 +7,9 @@ defaults Recall@5/10 is 0.847/0.899 on BFCL and 0.867/0.931 on Seal-Tools, again
 most 0.006, so we keep the seed's round 3 / 2 / 1 shape (parameter prose 0.5) instead of chasing a
 per-dataset optimum that would not carry over to catalogs we have never seen.
 
-`min_coverage` 0.2 leaves 2.0% of BFCL and 0.3% of Seal-Tools queries without an answer (0.25: 4.0% /
-0.8%). It reliably empties queries made of words the catalog has never seen; a query sharing a common
+`min_coverage` 0.2 leaves 1.7% of BFCL and 0.2% of Seal-Tools queries without an answer (filler words
+such as "please tell me" do not count, and words the catalog has never seen, like place names, count
+less than the rarest term; see Searcher._judging_weights). It reliably empties queries made of words the catalog has never seen; a query sharing a common
 word with some tool ("tell me a joke" vs. a tool that "tells") still gets that tool.
 
 Boosts, k1 and b are applied when a searcher opens (the index stores raw counts), so changing them never
@@ -46,7 +47,7 @@ class SearchConfig:
     k1, b         BM25 saturation and length normalization; `field_b` overrides b per field
     min_coverage  "no good match": the best hit must contain at least this share of the query's
                   meaningful words (stopwords and bare numbers excluded), else the answer is empty
-    fuzzy         retry with typo corrections (edit distance 1, 2 for words of 8+ letters) when the
+    fuzzy         retry with typo corrections (words of 6+ letters; edit distance 1, 2 from 8 letters) when the
                   plain query finds too little
     rerank, embedder, rerank_depth
                   the seam for an embedding rerank (toolsearch.embed): "off" here; a reranker passed

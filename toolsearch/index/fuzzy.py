@@ -16,11 +16,11 @@ from collections.abc import Iterable
 
 __all__ = ["FuzzyVocabulary", "edit_distance", "max_edits_for"]
 
-MIN_LENGTH = 4  # shorter words have too many neighbours to guess from
+MIN_LENGTH = 6  # shorter words are mostly names and real words ("paris" is no typo of "pars"), not typos
 
 
 def max_edits_for(term: str, limit: int) -> int:
-    """Edits allowed for a term of this length: none below 4 characters, 1 up to 7, then `limit`."""
+    """Edits allowed for a term of this length: none below MIN_LENGTH characters, 1 up to 7, then `limit`."""
     if len(term) < MIN_LENGTH:
         return 0
     return min(limit, 1 if len(term) <= 7 else 2)

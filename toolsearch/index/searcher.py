@@ -227,15 +227,27 @@ class Searcher:
         weight = [state.scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
         ranked = state.scorer.rank(query, n)
-        coverage = self._coverage(ranked[:judged], weight)
-        if self.config.fuzzy and coverage < self.config.min_coverage:
+        # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
+        if self.config.fuzzy and self._coverage(ranked[:judged], weight) < self.config.min_coverage:
             extra = self._corrections(state, words[:63], group)
             if extra:
                 retry = state.scorer.rank(query + extra, n)
-                retry_coverage = self._coverage(retry[:judged], weight)
-                if retry_coverage > coverage:
-                    return retry, retry_coverage
-        return ranked, coverage
+                if self._coverage(retry[:judged], weight) > self._coverage(ranked[:judged], weight):
+                    ranked = retry
+        return ranked, self._coverage(ranked[:judged], self._judging_weights(state, meaningful, weight))
+
+    @staticmethod
+    def _judging_weights(state: _State, meaningful: list[str], weight: list[float]) -> list[float]:
+        """Weights for the no-good-match verdict: a word the catalog has never seen counts halfway between
+        an average known word and the rarest term. Real requests name things no tool description
+        mentions ("the weather in Paris", "email Bob"); at full idf those names would outweigh the words
+        that did match, yet a query mostly made of unknown words ("quantum entanglement of kittens in a
+        file") should still get no answer, as does a query of unknown words only."""
+        known = [w for t, w in zip(meaningful, weight) if state.scorer.df(t)]
+        if not known or len(known) == len(weight):
+            return weight
+        unknown = (sum(known) / len(known) + max(weight)) / 2
+        return [w if state.scorer.df(t) else unknown for t, w in zip(meaningful, weight)]
 
     @staticmethod
     def _coverage(ranked: list[Ranked], weight: list[float]) -> float:

@@ -9,8 +9,8 @@ per-dataset optimum that would not carry over to catalogs we have never seen.
 
 `min_coverage` 0.2 leaves 1.7% of BFCL and 0.2% of Seal-Tools queries without an answer (filler words
 such as "please tell me" do not count, and words the catalog has never seen, like place names, count
-less than the rarest term; see Searcher._judging_weights). It reliably empties queries made of words the catalog has never seen; a query sharing a common
-word with some tool ("tell me a joke" vs. a tool that "tells") still gets that tool.
+less than the rarest term; see Searcher._judging_weights). It reliably empties queries made of words
+the catalog has never seen; a query sharing one rare word with some tool still gets that tool.
 
 Boosts, k1 and b are applied when a searcher opens (the index stores raw counts), so changing them never
 forces a rebuild.

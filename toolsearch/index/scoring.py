@@ -11,8 +11,10 @@ length (b per field), and only then saturated once:
 (Whoosh's own `BM25F` saturates each field separately, which lets a word repeated in several fields
 score several times; true BM25F does not.) With one field and boost 1 this is plain BM25 as in Lucene.
 
-Everything that depends only on (term, tool) is precomputed when a searcher opens, so a query costs one
-slice-and-add per query term over a dense score array: about 0.1 ms at 10k tools.
+Everything that depends only on (term, tool) is computed once per term, the first time a query uses
+it, and kept; after that a query costs one add per query term over a dense score array: about 0.1 ms
+at 10k tools. Opening a searcher does only the per-tool part (length normalization), not the
+per-posting part, which would cost ~25 ms at 10k tools on every reopen.
 """
 
 from __future__ import annotations
@@ -37,43 +39,60 @@ class Ranked:
 
 
 class Scorer:
-    """Immutable, thread-safe: built once per postings snapshot and config."""
+    """Immutable to its users, thread-safe: built once per postings snapshot and config.
+
+    Opening is O(vocabulary + tools), not O(postings): a term's scored postings (its docs, their
+    BM25F contributions and field masks) are computed from the raw rows the first time a query uses
+    the term, then kept. A cache entry is written once by a single dict assignment (atomic under the
+    GIL); two threads racing on a new term compute the same arrays and one of them wins.
+    """
 
     def __init__(self, postings: Postings, *, boosts: Sequence[float], b: Sequence[float], k1: float):
-        self.postings = postings
+        p = self.postings = postings
         self.n_docs = n = postings.n_docs
-        self.term_ids: dict[str, int] = {t: i for i, t in enumerate(postings.vocab)}
-        p = postings
-        boost = np.asarray(boosts, dtype=np.float32)
-        keep = boost[p.field] > 0  # a field with boost 0 is switched off entirely
-        term, doc, field, tf = p.term[keep], p.doc[keep], p.field[keep], p.tf[keep]
+        self.k1 = float(k1)
+        self.term_ids: dict[str, int] = dict(zip(p.vocab, range(len(p.vocab))))
+        # Raw rows are sorted by (term, doc, field): term i owns rows[i]:rows[i + 1].
+        self._rows = np.searchsorted(p.term, np.arange(len(p.vocab) + 1, dtype=np.int32))
+        self._boost = np.asarray(boosts, dtype=np.float32)
         if n:
             avg = p.lengths.mean(axis=0)
             avg[avg == 0] = 1.0
-            bf = np.asarray(b, dtype=np.float32)
-            norm = 1.0 - bf[field] + bf[field] * p.lengths[doc, field] / avg[field]
-            weighted = boost[field] * tf / norm
+            bf = np.asarray(b, dtype=np.float32)[None, :]
+            # BM25F length normalization of every (doc, field), the same float32 arithmetic per row as
+            # scoring all rows at once, so scores do not depend on which terms were scored first.
+            self._norm = 1.0 - bf + bf * p.lengths / avg[None, :]
         else:
-            weighted = tf
-        # Merge the rows of one (term, doc) pair: the per-field sum of BM25F. Rows are sorted.
-        key = term.astype(np.int64) * max(n, 1) + doc
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else key.astype(np.intp)
-        if key.size:
+            self._norm = np.ones((0, len(self._boost)), dtype=np.float32)
+        self._terms: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _scored(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(docs, contributions, field masks) of term id `i`: one entry per doc containing it."""
+        entry = self._terms.get(i)
+        if entry is not None:
+            return entry
+        p, s, e = self.postings, self._rows[i], self._rows[i + 1]
+        field = p.field[s:e]
+        keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
+        doc, field, tf = p.doc[s:e][keep], field[keep], p.tf[s:e][keep]
+        weighted = self._boost[field] * tf / self._norm[doc, field]
+        if doc.size:
+            # Merge the rows of one doc (one per field): the per-field sum of BM25F.
+            starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
             tfn = np.add.reduceat(weighted, starts)
-            self.mask = np.bitwise_or.reduceat(np.left_shift(1, field.astype(np.int32)), starts)
+            mask = np.bitwise_or.reduceat(np.left_shift(1, field.astype(np.int32)), starts)
+            doc = doc[starts]
         else:
-            tfn = weighted
-            self.mask = np.zeros(0, dtype=np.int32)
-        self.doc = doc[starts]
-        pterm = term[starts]
-        self.indptr = np.searchsorted(pterm, np.arange(len(p.vocab) + 1)).astype(np.int64)
-        df = np.diff(self.indptr).astype(np.float64)
-        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        self.contrib = (idf[pterm] * tfn * (k1 + 1.0) / (k1 + tfn)).astype(np.float32)
+            tfn, mask = weighted, np.zeros(0, dtype=np.int32)
+        idf = np.log(1.0 + (self.n_docs - np.float64(doc.size) + 0.5) / (np.float64(doc.size) + 0.5))
+        k1 = self.k1
+        contrib = (idf * tfn.astype(np.float64) * (k1 + 1.0) / (k1 + tfn)).astype(np.float32)
+        entry = self._terms[i] = (doc, contrib, mask)
+        return entry
 
     def df(self, term: str) -> int:
         i = self.term_ids.get(term)
-        return 0 if i is None else int(self.indptr[i + 1] - self.indptr[i])
+        return 0 if i is None else int(self._scored(i)[0].size)
 
     def idf(self, term: str) -> float:
         """idf as scored; a term absent from the index gets the idf of the rarest possible term."""
@@ -97,12 +116,12 @@ class Scorer:
             i = self.term_ids.get(term)
             if i is None:
                 continue
-            s, e = self.indptr[i], self.indptr[i + 1]
-            if s == e:
+            docs, contrib, mask = self._scored(i)
+            if not docs.size:
                 continue
-            docs = self.doc[s:e]  # each doc at most once per term: fancy-index += is safe
-            scores[docs] += weight * self.contrib[s:e]
-            masks[docs] |= self.mask[s:e]
+            # each doc at most once per term: fancy-index += is safe
+            scores[docs] += weight * contrib
+            masks[docs] |= mask
             if 0 <= group < 63:
                 groups[docs] |= np.int64(1) << np.int64(group)
             any_hit = True

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from .._errors import IndexError_
 from .._version import __version__
-from ..catalog.model import Skill
+from ..catalog.model import Skill, search_digest
 from ..catalog.registry import Catalog
 from .analysis import ANALYSIS_ID
 from .documents import FIELDS, analyzed_fields
@@ -151,20 +151,31 @@ class IndexStore:
     def open(self, catalog: Catalog) -> tuple[Postings, BuildReport]:
         """Open the index for `catalog`, building or updating it first when needed."""
         start = time.perf_counter()
-        current, _ = fingerprints(catalog)
+        digest = search_digest(catalog.skills)
+        current: str | None = None
         for _ in range(3):  # a concurrent writer may swap files between our two reads: retry
             manifest, _why = self.read_manifest()
-            if manifest is None or manifest["catalog"] != current:
+            if manifest is None:
                 break
+            # The quick digest (~4x cheaper) decides when it matches; the canonical fingerprints only
+            # when it does not (schema keys reordered, another loading path, an index from before it).
+            quick = digest is not None and manifest.get("digest") == digest
+            if not quick:
+                current = current or fingerprints(catalog)[0]
+                if manifest["catalog"] != current:
+                    break
             try:
                 postings = self._load(manifest)
             except (OSError, ValueError, KeyError):
                 continue
+            if not quick and digest is not None:
+                self._remember_digest(manifest, digest)
             return postings, self._report("opened", postings, start)
         with self._locked():
-            return self._open_locked(catalog, start)
+            return self._open_locked(catalog, start, digest)
 
-    def _open_locked(self, catalog: Catalog, start: float) -> tuple[Postings, BuildReport]:
+    def _open_locked(self, catalog: Catalog, start: float,
+                     digest: str | None) -> tuple[Postings, BuildReport]:
         manifest, why = self.read_manifest()
         if manifest is not None:
             try:
@@ -174,8 +185,12 @@ class IndexStore:
         if manifest is None:
             postings = self._build(catalog)
             return postings, self._report("built", postings, start, reason=why)
+        if digest is not None and manifest.get("digest") == digest:
+            return postings, self._report("opened", postings, start)
         current, per_skill = fingerprints(catalog)
         if manifest["catalog"] == current:
+            if digest is not None:
+                self._write_manifest({**manifest, "digest": digest})
             return postings, self._report("opened", postings, start)
         changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != per_skill[s.name]]
         removed = sorted(set(manifest["skills"]) - set(per_skill))
@@ -187,6 +202,16 @@ class IndexStore:
         return postings, self._report(
             "updated", postings, start, updated=tuple(s.name for s in changed), removed=tuple(removed)
         )
+
+    def _remember_digest(self, manifest: dict[str, Any], digest: str) -> None:
+        """Record the quick digest of a catalog whose fingerprints match, so the next open of the same
+        catalog skips the fingerprints. Best effort: skipped when a writer holds the lock (a reader
+        must not wait for a build) or the index folder is read-only."""
+        with contextlib.suppress(OSError, IndexError_), self._locked(blocking=False) as locked:
+            fresh, _ = self.read_manifest() if locked else (None, "")
+            if fresh is not None and all(
+                    fresh.get(k) == manifest.get(k) for k in ("catalog", "generation", "postings")):
+                self._write_manifest({**fresh, "digest": digest})
 
     def update(self, catalog: Catalog, changed: list[Skill], removed: set[str]) -> Postings:
         """Apply a registry change (called by the Searcher): only these skills' documents change."""
@@ -215,7 +240,8 @@ class IndexStore:
     # --- writing ---------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, *, blocking: bool = True) -> Iterator[bool]:
+        """Hold the writers' lock; yields whether it is held (always True when `blocking`)."""
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             handle = open(self.path / ".lock", "a+b")
@@ -225,11 +251,15 @@ class IndexStore:
             try:
                 import fcntl
             except ImportError:  # not POSIX: in-process serialization only
-                yield
+                yield True
                 return
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
-                yield
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
@@ -278,18 +308,21 @@ class IndexStore:
     def _publish(self, catalog: Catalog, generation: str, postings: str, built: Any = None) -> None:
         now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         current, per_skill = fingerprints(catalog)
-        manifest = {
+        self._write_manifest({
             "format": FORMAT,
             "toolsearch": __version__,
             "config": CONFIG,
             "catalog": current,
+            "digest": search_digest(catalog.skills),
             "skills": per_skill,
             "tools": len(catalog),
             "generation": generation,
             "postings": postings,
             "built": built or now,
             "updated": now,
-        }
+        })
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
         tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=2, sort_keys=True)

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from toolsearch import IndexError_, Registry, Skill, Tool
+from toolsearch.catalog.model import search_digest
 from toolsearch.index import Searcher
 from toolsearch.index import documents, postings, store, whoosh_store
 
@@ -85,16 +86,18 @@ def test_registry_changes_are_persisted_incrementally(tmp_path):
     assert reopened.last_build.action == "opened"  # the update reached disk
     assert reopened.search("jot")[0].name == "notes_jot"
     gen = tmp_path / "ix" / json.loads((tmp_path / "ix" / "manifest.json").read_text())["generation"]
-    assert len(list(gen.glob("postings-*.npz"))) == 1  # the replaced postings file is gone
+    assert len(list(gen.glob("postings-*.bin"))) == 1  # the replaced postings file is gone
 
 
 @pytest.mark.parametrize("damage, reason", [
     (lambda d: (d / "manifest.json").write_text("{not json"), "damaged"),
     (lambda d: (d / "manifest.json").write_text(json.dumps({"format": 999})), "format"),
+    (lambda d: (d / "manifest.json").write_text(json.dumps({  # an index from before the .bin postings
+        **json.loads((d / "manifest.json").read_text()), "format": 1})), "format 1"),
     (lambda d: (d / "manifest.json").write_text(json.dumps({
         **json.loads((d / "manifest.json").read_text()), "config": {"analysis": "other"}})), "analysis"),
     (lambda d: (d / "manifest.json").unlink(), "no index"),
-    (lambda d: next(d.glob("gen-*/postings-*.npz")).write_bytes(b"garbage"), "postings"),
+    (lambda d: next(d.glob("gen-*/postings-*.bin")).write_bytes(b"garbage"), "postings"),
 ])
 def test_damaged_or_foreign_index_is_rebuilt(tmp_path, damage, reason):
     Searcher(SKILLS, tmp_path / "ix")
@@ -223,3 +226,53 @@ def test_bulk_build_writes_exactly_what_add_document_writes(tmp_path, n_tools):
     bulk, plain = _whoosh_contents(tmp_path / "bulk"), _whoosh_contents(tmp_path / "plain")
     assert bulk["count"] == n_tools
     assert bulk == plain
+
+
+def test_reopen_decides_by_the_quick_digest_and_learns_a_reordered_catalog(tmp_path, monkeypatch):
+    def catalog(*keys: str, extra: str = "") -> list[Skill]:
+        prop = {k: {"type": "string", "description": "the recipient"}[k] for k in keys}
+        return [*SKILLS[:2], Skill(name="calendar", tools=[Tool(
+            name="calendar_plan", description=f"plan a meeting {extra}",
+            input_schema={"type": "object", "properties": {"who": prop}})])]
+
+    Searcher(catalog("type", "description"), tmp_path / "ix")
+
+    def no_fingerprints(*a, **k):
+        raise AssertionError("a matching digest must open without canonical fingerprints")
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "fingerprints", no_fingerprints)
+        assert Searcher(catalog("type", "description"), tmp_path / "ix").last_build.action == "opened"
+
+    # Same content, schema keys in another order: the digest differs, the fingerprints match, so the
+    # index opens as it is and remembers the new digest for the next time.
+    reordered = catalog("description", "type")
+    assert search_digest(reordered) != search_digest(catalog("type", "description"))
+    assert Searcher(reordered, tmp_path / "ix").last_build.action == "opened"
+    manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+    assert manifest["digest"] == search_digest(reordered)
+    with monkeypatch.context() as m:
+        m.setattr(store, "fingerprints", no_fingerprints)
+        again = Searcher(catalog("description", "type"), tmp_path / "ix")
+    assert again.last_build.action == "opened" and again.search("recipient")[0].name == "calendar_plan"
+
+    # A real change still updates.
+    updated = Searcher(catalog("description", "type", extra="online"), tmp_path / "ix").last_build
+    assert updated.action == "updated" and updated.updated == ("calendar",)
+
+
+def test_postings_file_round_trips_any_strings(tmp_path):
+    docs = [("a", "skill\nwith newline", [["x", "y", "x"], [], ["ünïcode"], [], [], [], []]),
+            ("b", "🙂", [["y"], ["z"], [], [], [], [], ["\"quoted\""]])]
+    built = postings.Postings.build(docs, 7)
+    built.save(tmp_path / "p.bin")
+    loaded = postings.Postings.load(tmp_path / "p.bin", 7)
+    assert (loaded.vocab, loaded.names, loaded.skills) == (built.vocab, built.names, built.skills)
+    for name in ("term", "doc", "field", "tf", "lengths"):
+        assert getattr(loaded, name).dtype == getattr(built, name).dtype
+        assert (getattr(loaded, name) == getattr(built, name)).all()
+    with pytest.raises(ValueError):
+        postings.Postings.load(tmp_path / "p.bin", 6)  # another field count: inconsistent
+    (tmp_path / "cut.bin").write_bytes((tmp_path / "p.bin").read_bytes()[:200])
+    with pytest.raises((ValueError, KeyError)):
+        postings.Postings.load(tmp_path / "cut.bin", 7)

@@ -3,7 +3,7 @@
 Layout of an index folder (e.g. `indexes/default/`):
 
     manifest.json            what is live: format, config, fingerprints, which generation and postings
-    gen-<id>/                one generation: the Whoosh index (index of record) + postings-<id>.npz
+    gen-<id>/                one generation: the Whoosh index (index of record) + postings-<id>.bin
     .build-<id>/             a full build in progress (a leftover one is garbage from a crash)
     .lock                    writers hold an exclusive flock on it; readers never lock
 
@@ -15,8 +15,14 @@ manifest; a crash in between leaves a manifest whose fingerprints still describe
 the next open simply redoes those skills (Whoosh deletes by skill first, so redoing is idempotent).
 
 Opening: a manifest matching the catalog opens without touching Whoosh (one small JSON read and one
-.npz load); a changed catalog updates only the skills whose `search_fingerprint()` changed, appeared or
-disappeared; a missing, foreign (other format or analysis) or damaged index is rebuilt.
+postings file mapped); a changed catalog updates only the skills whose `search_fingerprint()` changed,
+appeared or disappeared; a missing, foreign (other format or analysis) or damaged index is rebuilt.
+
+Whether the manifest matches is decided first by `search_digest` (a quick, exact but order-sensitive
+hash of the catalog, ~4x cheaper than the canonical fingerprints); only when it differs are the
+canonical per-skill fingerprints computed. A catalog equal to the indexed one in everything but key or
+skill order (another loading path, say) then opens as it is and its digest is recorded, best effort,
+so that the next open of it is quick too.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from .postings import Doc, Postings
 
 __all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs", "fingerprints", "skill_fingerprint"]
 
-FORMAT = 1
+FORMAT = 2  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest
 MANIFEST = "manifest.json"
 CONFIG = {"analysis": ANALYSIS_ID, "fields": list(FIELDS)}
 PROGRESS_MIN_TOOLS = 2000
@@ -277,12 +283,12 @@ class IndexStore:
 
                 docs = tqdm(docs, total=len(catalog), desc="indexing tools", unit="tool")
             postings = whoosh_store.write_new(tmp, docs)
-            postings.save(tmp / f"postings-{token}.npz")
+            postings.save(tmp / f"postings-{token}.bin")
             os.rename(tmp, self.path / f"gen-{token}")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        self._publish(catalog, f"gen-{token}", f"postings-{token}.npz")
+        self._publish(catalog, f"gen-{token}", f"postings-{token}.bin")
         for old in self.path.glob("gen-*"):
             if old.name != f"gen-{token}":
                 shutil.rmtree(old, ignore_errors=True)
@@ -297,10 +303,10 @@ class IndexStore:
         docs = list(catalog_docs(changed))
         whoosh_store.replace_skills(generation, names, docs)
         postings = postings.replace_skills(names, docs)
-        new_file = f"postings-{secrets.token_hex(4)}.npz"
+        new_file = f"postings-{secrets.token_hex(4)}.bin"
         postings.save(generation / new_file)
         self._publish(catalog, manifest["generation"], new_file, built=manifest.get("built"))
-        for old in generation.glob("postings-*.npz"):
+        for old in generation.glob("postings-*.bin"):
             if old.name != new_file:
                 old.unlink(missing_ok=True)
         return postings

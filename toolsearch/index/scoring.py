@@ -55,6 +55,7 @@ class Scorer:
         # Raw rows are sorted by (term, doc, field): term i owns rows[i]:rows[i + 1].
         self._rows = np.searchsorted(p.term, np.arange(len(p.vocab) + 1, dtype=np.int32))
         self._boost = np.asarray(boosts, dtype=np.float32)
+        self._all_on = bool((self._boost > 0).all())
         if n:
             avg = p.lengths.mean(axis=0)
             avg[avg == 0] = 1.0
@@ -72,19 +73,24 @@ class Scorer:
         if entry is not None:
             return entry
         p, s, e = self.postings, self._rows[i], self._rows[i + 1]
-        field = p.field[s:e]
-        keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
-        doc, field, tf = p.doc[s:e][keep], field[keep], p.tf[s:e][keep]
+        doc, field, tf = p.doc[s:e], p.field[s:e], p.tf[s:e]
+        if not self._all_on:
+            keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
+            doc, field, tf = doc[keep], field[keep], tf[keep]
         weighted = self._boost[field] * tf / self._norm[doc, field]
-        if doc.size:
+        bits = np.left_shift(1, field.astype(np.int32))
+        if doc.size > 1:
             # Merge the rows of one doc (one per field): the per-field sum of BM25F.
-            starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
-            tfn = np.add.reduceat(weighted, starts)
-            mask = np.bitwise_or.reduceat(np.left_shift(1, field.astype(np.int32)), starts)
-            doc = doc[starts]
-        else:
-            tfn, mask = weighted, np.zeros(0, dtype=np.int32)
-        idf = np.log(1.0 + (self.n_docs - np.float64(doc.size) + 0.5) / (np.float64(doc.size) + 0.5))
+            first = np.empty(doc.size, dtype=bool)
+            first[0] = True
+            np.not_equal(doc[1:], doc[:-1], out=first[1:])
+            if not first.all():
+                starts = np.flatnonzero(first)
+                weighted = np.add.reduceat(weighted, starts)
+                bits = np.bitwise_or.reduceat(bits, starts)
+                doc = doc[starts]
+        tfn, mask, df = weighted, bits, np.float64(doc.size)
+        idf = np.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
         k1 = self.k1
         contrib = (idf * tfn.astype(np.float64) * (k1 + 1.0) / (k1 + tfn)).astype(np.float32)
         entry = self._terms[i] = (doc, contrib, mask)

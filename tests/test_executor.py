@@ -249,6 +249,21 @@ def test_run_subprocess_output_exit_code_and_own_timeout(tmp_path: Path):
     assert current_scope() is None
 
 
+
+def test_run_subprocess_keeps_the_first_bytes_counts_the_rest_and_can_merge_streams(tmp_path: Path):
+    big = run_subprocess(["sh", "-c", "yes | head -c 50000; echo oops >&2"], timeout=5, max_output=1000)
+    assert (big.stdout, big.stdout_bytes) == ("y\n" * 500, 50000)
+    assert (big.stderr, big.stderr_bytes, big.truncated) == ("oops\n", 5, True)
+    merged = run_subprocess("echo a; echo b >&2; echo c", shell=True, timeout=5, merge_stderr=True)
+    assert (merged.stdout, merged.stderr, merged.truncated) == ("a\nb\nc\n", "", False)
+    # a cut inside a multi-byte character drops the partial character instead of inventing one
+    cut = run_subprocess(["printf", "\u00e9\u00e9"], timeout=5, max_output=3)
+    assert (cut.stdout, cut.stdout_bytes, cut.truncated) == ("\u00e9", 4, True)
+    # input the child never reads must not block past the timeout
+    started = time.monotonic()
+    assert run_subprocess(["sleep", "30"], timeout=0.3, input="x" * 1_000_000).timed_out
+    assert time.monotonic() - started < 2
+
 # --- retries --------------------------------------------------------------------------------------
 
 class Recorder:

@@ -14,7 +14,6 @@
     git         read-only git views via the git binary (argv, no shell, refs checked)
     csvx        the `csv` skill: preview, summary, to JSON
     _workspace  path confinement shared by every tool that touches files
-    _process    bounded, deadline-aware subprocess runner shared by shell and git
 
 Handlers are plain functions: keyword parameters match the tool's input schema, a parameter named
 `context` receives the `ToolContext`, bad requests raise `ValueError` with a message for the model.

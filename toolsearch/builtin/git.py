@@ -1,8 +1,8 @@
 """The `git` skill: read-only views of a git repository inside the workspace (status, log, diff,
 show, branches).
 
-Runs the real `git` binary through `_process.run_process` (own process group, hard timeout, capped
-output) with an argv list, never a shell string, so nothing the model passes is interpreted by a
+Runs the real `git` binary through `runtime.process.run_subprocess` (own process group, hard timeout,
+capped output) with an argv list, never a shell string, so nothing the model passes is interpreted by a
 shell. Refs and paths come from the model, so a ref that starts with '-' is refused (it would be read
 as an option) and paths go after `--` and through the workspace check. Pager, colour and credential
 prompts are switched off: a prompt would just hang until the timeout.
@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from ..runtime.context import ToolContext
-from ._process import run_process
+from ..runtime.process import run_subprocess
 from ._workspace import display, resolve
 
 __all__ = ["git_branches", "git_diff", "git_log", "git_show", "git_status"]
@@ -39,17 +39,19 @@ def _git(context: ToolContext, repo: str, *args: str) -> str:
     folder = resolve(context, repo, kind="dir")
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C"}
     argv = ["git", "-c", "color.ui=never", "-c", "core.quotepath=off", "--no-pager", "-C", str(folder), *args]
-    result = run_process(argv, cwd=folder, timeout=TIMEOUT, max_output=MAX_OUTPUT, env=env)
+    result = run_subprocess(
+        argv, cwd=folder, timeout=TIMEOUT, max_output=MAX_OUTPUT, env=env, merge_stderr=True
+    )
     if result.timed_out:
         raise TimeoutError(f"git {args[0]} took longer than {TIMEOUT:g}s and was stopped")
-    if result.exit_code != 0:
-        message = result.output.strip()
+    if result.returncode != 0:
+        message = result.stdout.strip()
         if "not a git repository" in message:
             raise ValueError(f"{display(context, folder)!r} is not inside a git repository")
-        raise ValueError(f"git {args[0]} failed (exit code {result.exit_code}): {message[:2000]}")
-    text = result.output
+        raise ValueError(f"git {args[0]} failed (exit code {result.returncode}): {message[:2000]}")
+    text = result.stdout
     if result.truncated:
-        text += f"\n[output cut at {MAX_OUTPUT} bytes of {result.output_bytes}; narrow it with a path]"
+        text += f"\n[output cut at {MAX_OUTPUT} bytes of {result.stdout_bytes}; narrow it with a path]"
     return text
 
 

@@ -10,7 +10,7 @@ code so the model can tell success from failure without parsing the text.
 from __future__ import annotations
 
 from ..runtime.context import ToolContext
-from ._process import run_process
+from ..runtime.process import run_subprocess
 from ._workspace import resolve
 
 __all__ = ["MAX_TIMEOUT", "run_command"]
@@ -39,12 +39,14 @@ def run_command(
     if max_output < 100:
         raise ValueError("max_output must be at least 100 bytes")
     folder = resolve(context, cwd, kind="dir")
-    result = run_process(command, cwd=folder, timeout=timeout, max_output=max_output)
+    result = run_subprocess(
+        command, shell=True, cwd=folder, timeout=timeout, max_output=max_output, merge_stderr=True
+    )
     if result.timed_out:
         status = f"timed out after {timeout:g}s; the command and its child processes were killed"
     else:
-        status = f"exit code {result.exit_code}"
-    text = result.output
+        status = f"exit code {result.returncode}"
+    text = result.stdout
     if result.truncated:
-        text += f"\n[output cut: showing {max_output} of {result.output_bytes} bytes]"
+        text += f"\n[output cut: showing {max_output} of {result.stdout_bytes} bytes]"
     return f"[{status}]\n{text}" if text else f"[{status}] (no output)"

@@ -29,27 +29,11 @@ from jsonschema.exceptions import SchemaError
 from .._errors import Problem
 from .model import EMPTY_SCHEMA, TOOL_NAME, Skill, Tool
 from .registry import META_TOOL_NAME
+from .schema_keywords import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
 
 __all__ = ["check_schema", "load_jsonl"]
 
 _SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema")
-# Keywords whose value is one subschema / a list of subschemas / a mapping of name -> subschema.
-_ONE = {
-    "items",
-    "additionalProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "additionalItems",
-    "contentSchema",
-}
-_MANY = {"allOf", "anyOf", "oneOf", "prefixItems"}
-_MAP = {"$defs", "definitions", "patternProperties", "dependentSchemas"}
 _TEXT = {"description", "title", "$comment"}  # must be strings; their content never matters
 _ANY = {"default", "const"}  # the metaschema accepts any value
 _ARRAY = {"enum", "examples"}  # must be arrays; items can be anything
@@ -195,11 +179,11 @@ def _shape(node: Any) -> Any:
             out[key] = None
         elif key in _ARRAY and isinstance(value, list):
             out[key] = []
-        elif key in _ONE:
+        elif key in SUBSCHEMA:
             out[key] = _shape(value)
-        elif key in _MANY and isinstance(value, list):
+        elif key in SUBSCHEMA_LIST and isinstance(value, list):
             out[key] = [_shape(v) for v in value]
-        elif key in _MAP and isinstance(value, dict):
+        elif key in SUBSCHEMA_MAP and isinstance(value, dict):
             out[key] = {k: _shape(v) for k, v in value.items()}
         else:
             out[key] = value

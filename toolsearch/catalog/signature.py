@@ -25,6 +25,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
+from .schema_keywords import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
+
 __all__ = ["CONTEXT_PARAMETER", "arguments_model", "compact_schema", "parse_docstring"]
 
 CONTEXT_PARAMETER = "context"  # injected by the runtime (a ToolContext), never shown to the model
@@ -136,21 +138,8 @@ def _has_description(annotation: Any) -> bool:
     return any(isinstance(m, FieldInfo) and m.description for m in typing.get_args(annotation)[1:])
 
 
-# Keywords whose value is a subschema, a list of subschemas, or a mapping of name -> subschema.
-_ONE = {
-    "items",
-    "additionalProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-}
-_MANY = {"allOf", "anyOf", "oneOf", "prefixItems"}
-_MAP = {"properties", "$defs", "patternProperties", "dependentSchemas"}
+# Here `properties` is one more name -> subschema map (`jsonl` handles it on its own).
+_SUBSCHEMA_MAP = SUBSCHEMA_MAP | {"properties"}
 
 
 class _Recursive(Exception):
@@ -193,11 +182,11 @@ def _strip_titles(node: Any) -> Any:
     for key, value in node.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key in _MAP and isinstance(value, dict):
+        if key in _SUBSCHEMA_MAP and isinstance(value, dict):
             out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
-        elif key in _MANY and isinstance(value, list):
+        elif key in SUBSCHEMA_LIST and isinstance(value, list):
             out[key] = [_strip_titles(sub) for sub in value]
-        elif key in _ONE:
+        elif key in SUBSCHEMA:
             out[key] = _strip_titles(value)
         else:
             out[key] = value

@@ -19,7 +19,7 @@ Only a path that does not exist raises (`ConfigError`): that is a wrong argument
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -33,6 +33,7 @@ from .skillfile import ParsedFile, load_skill_file, parse_skill_file
 __all__ = [
     "SKILL_SUFFIXES",
     "LoadResult",
+    "check_catalog",
     "load_registry",
     "load_skill_file",
     "load_skills",
@@ -90,7 +91,7 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
         parsed, problems = [parse_skill_file(p) for p in files], []
     for item in parsed:
         problems.extend(item.problems)
-    skills, more, skipped = _check_catalog(parsed, meta_tool_name)
+    skills, more, skipped = check_catalog(parsed, meta_tool_name=meta_tool_name)
     return LoadResult(
         tuple(skills), tuple(problems) + tuple(more), MappingProxyType(skipped), tuple(files)
     )
@@ -118,9 +119,17 @@ def skill_files(folder: str | Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
-def _check_catalog(
-    parsed: list[ParsedFile], meta_tool_name: str
+def check_catalog(
+    parsed: Sequence[ParsedFile], *, meta_tool_name: str = META_TOOL_NAME
 ) -> tuple[list[Skill], list[Problem], dict[str, str]]:
+    """The catalog-level checks (1-5 in the module docstring) over files already parsed one by one.
+
+    `parsed` comes from `parse_skill_file` (entries without a skill still count: their name tells
+    dependents why they are out). Order matters: of two conflicting definitions the earlier one is
+    kept, so a caller decides who wins by sorting (the reloader puts skills in service first).
+    Returns the skills to register in dependency order, the problems found (per-file parse problems
+    are not repeated), and the names left out with the reason (`"disabled"` for disabled skills).
+    """
     problems: list[Problem] = []
     skipped: dict[str, str] = {}
     failed: set[str] = set()  # names of skills left out because of a problem

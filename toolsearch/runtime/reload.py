@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import ConfigError, Problem
-from ..catalog.loader import _check_catalog, skill_files
+from ..catalog.loader import check_catalog, skill_files
 from ..catalog.model import Skill
 from ..catalog.registry import META_TOOL_NAME, Catalog, Registry
 from ..catalog.skillfile import ParsedFile, parse_skill_file
@@ -154,7 +154,7 @@ class SkillReloader:
         in_service.sort(key=lambda p: (self._rank(p, current), p.path))
         external = [ParsedFile("(registered in code)", s) for s in current.skills
                     if s.name not in self._managed]
-        skills, catalog_problems, _ = _check_catalog(external + in_service, self._meta)
+        skills, catalog_problems, _ = check_catalog(external + in_service, meta_tool_name=self._meta)
         external_names = {p.skill.name for p in external if p.skill is not None}
         wanted = [s for s in skills if s.name not in external_names]
         self._problems = tuple(parse_problems) + tuple(catalog_problems)

@@ -349,6 +349,35 @@ def test_hidden_files_and_other_suffixes_are_ignored(tmp_path):
     assert result.ok and names(result) == ["a", "s"] and len(result.files) == 2
 
 
+
+def test_index_and_embeddings_kept_inside_the_skills_folder_are_not_read_as_skills(tmp_path):
+    from _embed_helpers import HashingEmbedder
+
+    from toolsearch.embed.store import EmbeddingStore
+    from toolsearch.index.store import IndexStore
+
+    write(tmp_path, "a.yaml", skill("a", tools=("x",)))
+    write(tmp_path, "b/manifest.json", json.dumps({"name": "b", "tools": []}))  # a skill, by content
+    catalog = load_skills(tmp_path).raise_on_problems()
+    index_dir = tmp_path / "indexes" / "default"
+    IndexStore(index_dir).open(Registry(catalog.skills).catalog)  # real manifest.json + gen-*/
+    EmbeddingStore(HashingEmbedder(), index_dir / "embeddings").sync(Registry(catalog.skills).catalog)
+    # an embeddings cache copied out on its own, and an index whose manifest got damaged
+    copy = tmp_path / "cache"
+    copy.mkdir()
+    for item in (index_dir / "embeddings").iterdir():
+        (copy / item.name).write_bytes(item.read_bytes())
+    damaged = tmp_path / "old-index"
+    (damaged / "gen-1").mkdir(parents=True)
+    write(damaged, "manifest.json", "{not json")
+    assert (index_dir / "manifest.json").is_file() and (copy / "embeddings.json").is_file()
+
+    assert [p.relative_to(tmp_path).as_posix() for p in skill_files(tmp_path)] == ["a.yaml", "b/manifest.json"]
+    result = load_skills(tmp_path)
+    assert result.ok and names(result) == ["a", "b"]
+    with pytest.raises(ConfigError, match="index folder, not a skills folder"):
+        load_skills(index_dir)
+
 def test_single_file_missing_path_and_wrong_suffix(tmp_path):
     path = write(tmp_path, "one.yaml", skill("one", depends_on=("other",)))
     result = load_skills(path)  # a single file is checked like a folder of one

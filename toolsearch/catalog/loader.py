@@ -13,12 +13,20 @@ offending skill out with a `Problem` naming files, lines and the fix:
    transitively, its dependents) out; the rest comes back in topological order, ties broken by name, so
    the order never depends on file names (the seed loaded skills in file-name order and broke on that).
 
-Only a path that does not exist raises (`ConfigError`): that is a wrong argument, not bad content.
+A folder is read recursively, skipping hidden files and folders and any folder that holds a toolsearch
+index or embeddings cache (an index kept inside the skills folder would otherwise have its
+`manifest.json` and `embeddings/embeddings.json` read as skill files); such folders are recognised by
+the content of those files (`is_index_folder`), so a skill file named `manifest.json` still loads.
+
+Only a wrong argument raises (`ConfigError`): a path that does not exist, a file that is not a skill
+file, or an index folder passed where the skills folder belongs. Bad content never raises.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +42,7 @@ __all__ = [
     "SKILL_SUFFIXES",
     "LoadResult",
     "check_catalog",
+    "is_index_folder",
     "load_registry",
     "load_skill_file",
     "load_skills",
@@ -86,6 +95,11 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
             )
         files = [str(path)]
         parsed, problems = [parse_skill_file(path)], []
+    elif is_index_folder(path):
+        raise ConfigError(
+            f"{path} is a toolsearch index folder, not a skills folder; pass the folder of skill files "
+            "(the index is built from them)"
+        )
     else:
         files = [str(p) for p in skill_files(path)]
         parsed, problems = [parse_skill_file(p) for p in files], []
@@ -106,17 +120,47 @@ def load_registry(
 
 
 def skill_files(folder: str | Path) -> list[Path]:
-    """Skill files under `folder`, recursively, in a deterministic order; hidden files and folders are
-    ignored (editors' swap files, `.git`)."""
+    """Skill files under `folder`, recursively, in a deterministic order. Hidden files and folders are
+    ignored (editors' swap files, `.git`), and so are folders holding a toolsearch index or embeddings
+    cache (see `is_index_folder`): their JSON files are data, not skills."""
     folder = Path(folder)
     found = []
-    for candidate in folder.rglob("*"):
-        relative = candidate.relative_to(folder)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        if candidate.suffix.lower() in SKILL_SUFFIXES and candidate.is_file():
-            found.append(candidate)
+    # os.walk like rglob in 3.11: symlinked folders are listed but not entered.
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not is_index_folder(here / d)]
+        found += [
+            here / name
+            for name in files
+            if not name.startswith(".") and Path(name).suffix.lower() in SKILL_SUFFIXES
+            and (here / name).is_file()
+        ]
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def is_index_folder(folder: str | Path) -> bool:
+    """True if `folder` holds a toolsearch index (`manifest.json` written by `index.store`) or an
+    embeddings cache (`embeddings.json` written by `embed.store`), whatever its format version.
+
+    Recognised by content, not by name alone, so a skill file that happens to be called
+    `manifest.json` still loads: both files are JSON objects stamped with a `toolsearch` version,
+    the index manifest with its live `generation`, the embeddings file with its `model_id`.
+    """
+    folder = Path(folder)
+    for name, key in (("manifest.json", "generation"), ("embeddings.json", "model_id")):
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            # A damaged manifest next to a generation folder is still an index (the store rebuilds it).
+            if name == "manifest.json" and any(folder.glob("gen-*")):
+                return True
+            continue
+        if isinstance(data, dict) and "toolsearch" in data and key in data:
+            return True
+    return False
 
 
 def check_catalog(

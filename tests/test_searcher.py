@@ -255,3 +255,21 @@ def test_concurrent_searches_during_updates():
     assert not errors
     assert searcher.search("select:extra_29")[0].name == "extra_29"
     assert "extra_0" not in searcher.catalog
+
+
+def test_a_query_of_several_requests_finds_a_tool_for_each():
+    # Ranked as one bag of words, the long first request drowns the short second one.
+    s = Searcher([weather_skill(), files_skill(), Skill(name="mail", tools=[
+        Tool(name="send_email", description="Send an email message to a recipient."),
+        Tool(name="get_weather_history", description="Weather of a city over the past days, in celsius or fahrenheit.")])])
+    query = ("Get the weather forecast for the city of Oslo for the next days in celsius or fahrenheit "
+             "units, then send an email to Ann")
+    names = [h.name for h in s.search(query, k=2)]
+    assert names == ["get_weather_forecast", "send_email"]
+    plain = Searcher(s.catalog, config=SearchConfig(clause_weight=0))
+    assert "send_email" not in [h.name for h in plain.search(query, k=2)]
+
+
+def test_clause_weight_is_validated():
+    with pytest.raises(ConfigError, match="clause_weight"):
+        SearchConfig(clause_weight=1.5)

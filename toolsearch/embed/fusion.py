@@ -29,13 +29,13 @@ tools / 1,354 queries; chosen on even query ids, checked on odd ones):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._errors import ConfigError
+from ..index.analysis import split_clauses  # query analysis, shared with BM25F
 
 __all__ = ["FusionConfig", "fuse", "split_clauses"]
 
@@ -65,26 +65,6 @@ class FusionConfig:
             raise ConfigError(
                 f"FusionConfig.dense_candidates must be an integer >= 0, got {self.dense_candidates!r}"
             )
-
-
-# Sentence ends, line breaks, and the connectives people use to chain requests.
-_CLAUSE_SPLIT = re.compile(
-    r"(?<=[.!?;])\s+|\s*\n+\s*|,?\s+(?:and then|and also|after that|afterwards|as well as|then|also|and)\s+",
-    re.IGNORECASE,
-)
-_MIN_CLAUSE_WORDS = 3
-_MAX_CLAUSES = 8
-
-
-def split_clauses(query: str) -> list[str]:
-    """The separate requests in a query, or [] when it reads as one request.
-
-    Fragments under three words ("salt and pepper") are not requests of their own, so a query only
-    splits when at least two real clauses remain.
-    """
-    parts = [p.strip(" ,.") for p in _CLAUSE_SPLIT.split(query) if p]
-    parts = [p for p in parts if len(p.split()) >= _MIN_CLAUSE_WORDS]
-    return parts[:_MAX_CLAUSES] if len(parts) > 1 else []
 
 
 def fuse(

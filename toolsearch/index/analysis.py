@@ -29,9 +29,12 @@ from whoosh.lang.porter2 import stem as _porter2
 
 __all__ = [
     "ANALYSIS_ID",
+    "FILLER_WORDS",
     "STOP_WORDS",
     "analyze",
     "is_compound",
+    "query_terms",
+    "split_clauses",
     "split_identifier",
 ]
 
@@ -146,3 +149,23 @@ def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
                 if plain:
                     words.setdefault(term, token.lower())
     return list(terms), list(words.items())
+
+
+# Sentence ends, line breaks, and the connectives people use to chain requests.
+_CLAUSE_SPLIT = re.compile(
+    r"(?<=[.!?;])\s+|\s*\n+\s*|,?\s+(?:and then|and also|after that|afterwards|as well as|then|also|and)\s+",
+    re.IGNORECASE,
+)
+_MIN_CLAUSE_WORDS = 3
+_MAX_CLAUSES = 8
+
+
+def split_clauses(query: str) -> list[str]:
+    """The separate requests in a query, or [] when it reads as one request.
+
+    Fragments under three words ("salt and pepper") are not requests of their own, so a query only
+    splits when at least two real clauses remain.
+    """
+    parts = [p.strip(" ,.") for p in _CLAUSE_SPLIT.split(query) if p]
+    parts = [p for p in parts if len(p.split()) >= _MIN_CLAUSE_WORDS]
+    return parts[:_MAX_CLAUSES] if len(parts) > 1 else []

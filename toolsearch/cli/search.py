@@ -13,17 +13,17 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
+from ..catalog.bundled import default_catalog_path
 
 __all__ = ["add_catalog_options", "add_parser", "add_rerank_option", "open_searcher", "run"]
 
-DEFAULT_CATALOG = "skills"
 DEFAULT_INDEX = "indexes/default"
 
 
 def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
-    parser.add_argument("--catalog", default=None if required else DEFAULT_CATALOG, required=required,
+    parser.add_argument("--catalog", default=None, required=required,
                         metavar="PATH", help="skills folder, skill file or tools.jsonl"
-                        + ("" if required else f" (default: {DEFAULT_CATALOG})"))
+                        + ("" if required else " (default: ./skills, else the bundled skills)"))
     parser.add_argument("--index", default=None if required else DEFAULT_INDEX, required=required,
                         metavar="DIR", help="index folder"
                         + ("" if required else f" (default: {DEFAULT_INDEX})"))
@@ -39,6 +39,7 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     from ..index.config import SearchConfig
     from ..index.searcher import Searcher
 
+    args.catalog = args.catalog or default_catalog_path()
     rerank = getattr(args, "rerank", None) or "off"
     # Embedding a large catalog the first time takes a minute: always show that progress.
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",

@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from ..catalog.bundled import default_catalog_path
 from ..catalog.export import FORMATS, export_tool
 from ..catalog.loader import load_skills
 from ..catalog.registry import META_TOOL_NAME
@@ -28,7 +29,7 @@ def add_parser(subparsers: Any) -> None:
         description="Print every tool's schema as a JSON array in the chosen provider format.",
     )
     parser.add_argument(
-        "--catalog", default="skills", help="skills folder, skill file or tools.jsonl (default: skills)"
+        "--catalog", help="skills folder, skill file or tools.jsonl (default: ./skills, else the bundled skills)"
     )
     parser.add_argument(
         "--format",
@@ -54,7 +55,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = load_skills(args.catalog, meta_tool_name=args.meta_tool_name)
+    result = load_skills(args.catalog or default_catalog_path(), meta_tool_name=args.meta_tool_name)
     for problem in result.problems:
         print(f"toolsearch tools: warning: {problem}", file=sys.stderr)
     if args.strict and result.problems:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..catalog.bundled import default_catalog_path
 from ..catalog.loader import load_skills
 from ..catalog.registry import META_TOOL_NAME
 
@@ -26,8 +27,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "path",
         nargs="?",
-        default="skills",
-        help="skills folder, skill file (.yaml/.yml/.json) or tools.jsonl (default: skills)",
+        help="skills folder, skill file (.yaml/.yml/.json) or tools.jsonl "
+        "(default: ./skills, else the bundled skills)",
     )
     parser.add_argument(
         "--meta-tool-name",
@@ -39,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = load_skills(args.path, meta_tool_name=args.meta_tool_name)
+    result = load_skills(args.path or default_catalog_path(), meta_tool_name=args.meta_tool_name)
     for problem in result.problems:
         print(problem)
     if not args.quiet:

@@ -105,8 +105,12 @@ class Scorer:
         df = self.df(term)
         return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
 
-    def rank(self, terms: Sequence[tuple[str, float, int]], n: int) -> list[Ranked]:
+    def rank(self, terms: Sequence[tuple[str, float, int]], n: int, *,
+             keep: np.ndarray | None = None) -> list[Ranked]:
         """Top `n` docs for query terms `(term, weight, group)`, best first.
+
+        `keep` (a bool per doc) restricts the result to those docs (profiles, tools already loaded):
+        filtering before the top-n cut, so a filtered search still returns up to `n` hits.
 
         `group` (0-62, or -1 for none) numbers the query word a term stands for; each hit reports the
         groups it matched as a bit mask, which is how the searcher measures query coverage.
@@ -133,6 +137,8 @@ class Scorer:
             any_hit = True
         if not any_hit:
             return []
+        if keep is not None:
+            scores[~keep] = 0.0
         candidates = np.flatnonzero(scores > 0)
         if candidates.size > n:
             # keep a superset of the top n by score; ties at the edge are resolved below

@@ -20,14 +20,17 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from .._errors import ConfigError
 from ..catalog.hits import Hit
-from ..catalog.model import Skill
+from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
 from .analysis import query_terms, split_clauses
 from .config import SearchConfig
@@ -56,6 +59,23 @@ class _State:
     catalog: Catalog
     scorer: Scorer
     fuzzy: FuzzyVocabulary
+
+    @cached_property
+    def doc_ids(self) -> dict[str, int]:
+        """Tool name -> doc number in the postings (built on the first filtered search)."""
+        return {name: i for i, name in enumerate(self.scorer.postings.names)}
+
+
+def _extra(keep: np.ndarray | None) -> int:
+    """How many more hits to ask a reranker for, so that filtering its answer still leaves k."""
+    return 0 if keep is None else min(int((~keep).sum()), 100)
+
+
+def _kept(hits: list[Hit], state: _State, keep: np.ndarray | None) -> list[Hit]:
+    if keep is None:
+        return hits
+    ids = state.doc_ids
+    return [h for h in hits if (d := ids.get(h.name)) is not None and keep[d]]
 
 
 class Searcher:
@@ -182,25 +202,62 @@ class Searcher:
 
     # --- searching ---------------------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 5) -> list[Hit]:
-        """Up to `k` tools, best first; an empty list means no good match."""
+    def search(self, query: str, k: int = 5, *, exclude: Collection[str] = (),
+               allow: Callable[[Tool], bool] | None = None) -> list[Hit]:
+        """Up to `k` tools, best first; an empty list means no good match.
+
+        `exclude`: tool names never returned (e.g. those a conversation already has loaded, so a
+        repeated search yields the next-best ones). `allow`: a predicate over tools (a profile's
+        `permits`); tools it refuses are filtered out before ranking, so they never show up, not even
+        as the reason for a "no good match".
+        """
         state, text = self._state, self._clean(query, k)
+        keep = self._keep(state, exclude, allow)
         direct = self._direct(state, text)
         if direct is not None:
+            direct = _kept(direct, state, keep)
             return direct if text.lower().lstrip().startswith("select") else direct[:k]
         depth = max(k, self.config.rerank_depth) if self._reranker else k
-        ranked, coverage = self._rank(state, text, depth, k)
+        ranked, coverage = self._rank(state, text, depth, k, keep)
         if not ranked or coverage < self.config.min_coverage:
             if getattr(self._reranker, "wants_all_queries", False):  # hybrid: dense-only may match
-                return self._reranker.rerank(text, [], k)[:k]
+                return _kept(self._reranker.rerank(text, [], k + _extra(keep)), state, keep)[:k]
             return []
         hits = self._hits(state, ranked)
-        return self._reranker.rerank(text, hits, k)[:k] if self._reranker else hits[:k]
+        if self._reranker:
+            hits = _kept(self._reranker.rerank(text, hits, k + _extra(keep)), state, keep)
+        return hits[:k]
 
     def candidates(self, query: str, n: int = 50) -> list[Hit]:
         """The top `n` BM25F hits without the no-good-match cut (the input of a reranker)."""
         state, text = self._state, self._clean(query, n)
         return self._hits(state, self._rank(state, text, n, n)[0])
+
+    @staticmethod
+    def _keep(state: _State, exclude: Collection[str], allow: Callable[[Tool], bool] | None
+              ) -> np.ndarray | None:
+        """A bool per indexed doc: may it be returned? None when nothing is filtered."""
+        if not exclude and allow is None:
+            return None
+        if isinstance(exclude, str):
+            raise ConfigError("exclude= takes a collection of tool names, not one string")
+        if allow is not None and not callable(allow):
+            raise ConfigError(f"allow= must be a callable Tool -> bool (e.g. profile.permits), got "
+                              f"{type(allow).__name__}")
+        names = state.scorer.postings.names
+        tools = state.catalog.tools
+        if allow is None:
+            keep = np.ones(len(names), dtype=bool)
+        else:
+            keep = np.fromiter(((t := tools.get(n)) is not None and bool(allow(t)) for n in names),
+                               dtype=bool, count=len(names))
+        if exclude:
+            index = state.doc_ids
+            for name in exclude:
+                doc = index.get(name)
+                if doc is not None:
+                    keep[doc] = False
+        return keep
 
     def _clean(self, query: str, k: int) -> str:
         if not isinstance(query, str):
@@ -220,18 +277,19 @@ class Searcher:
         tools = [state.catalog.tools[n] for n in dict.fromkeys(names) if n in state.catalog.tools]
         return [Hit(t.name, 1.0, t.skill, ("name",), t) for t in tools]
 
-    def _rank(self, state: _State, text: str, n: int, judged: int) -> tuple[list[Ranked], float]:
+    def _rank(self, state: _State, text: str, n: int, judged: int,
+              keep: np.ndarray | None = None) -> tuple[list[Ranked], float]:
         """Top `n` and the query coverage of the top `judged` of them (see `_coverage`), with the
         query's separate requests, if it makes several, ranked in too (see `_with_clauses`)."""
         clauses = split_clauses(text) if self.config.clause_weight > 0 else []
         if not clauses:
-            return self._rank_one(state, text, n, judged)
+            return self._rank_one(state, text, n, judged, keep)
         # Deeper lists to fuse: a tool 6th for the whole query may be 1st for one of its clauses.
-        ranked, coverage = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged)
-        return (self._with_clauses(state, ranked, clauses, n) if ranked else ranked), coverage
+        ranked, coverage = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged, keep)
+        return (self._with_clauses(state, ranked, clauses, n, keep) if ranked else ranked), coverage
 
     def _with_clauses(self, state: _State, ranked: list[Ranked], clauses: list[str],
-                      n: int) -> list[Ranked]:
+                      n: int, keep: np.ndarray | None = None) -> list[Ranked]:
         """Fuse the whole query's ranking with each clause's ("read the CSV, then email the chart to
         Ann"): a tool keeps its best showing, a clause's scores scaled so that its top hit stands at
         `clause_weight` of the whole query's top. Ranked as one bag of words, the longest request
@@ -241,7 +299,7 @@ class Searcher:
         whole = {r.doc: r.score for r in ranked}
         top = ranked[0].score
         for clause in clauses:
-            sub, _ = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1)
+            sub, _ = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1, keep)
             if not sub or sub[0].score <= 0:
                 continue
             scale = self.config.clause_weight * top / sub[0].score
@@ -257,18 +315,19 @@ class Searcher:
         ranked = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
         return ranked[:n]
 
-    def _rank_one(self, state: _State, text: str, n: int, judged: int) -> tuple[list[Ranked], float]:
+    def _rank_one(self, state: _State, text: str, n: int, judged: int,
+                  keep: np.ndarray | None = None) -> tuple[list[Ranked], float]:
         terms, words = query_terms(text)
         meaningful = [t for t, _ in words][:63]
         group = {t: i for i, t in enumerate(meaningful)}
         weight = [state.scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
-        ranked = state.scorer.rank(query, n)
+        ranked = state.scorer.rank(query, n, keep=keep)
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
         if self.config.fuzzy and self._coverage(ranked[:judged], weight) < self.config.min_coverage:
             extra = self._corrections(state, words[:63], group)
             if extra:
-                retry = state.scorer.rank(query + extra, n)
+                retry = state.scorer.rank(query + extra, n, keep=keep)
                 if self._coverage(retry[:judged], weight) > self._coverage(ranked[:judged], weight):
                     ranked = retry
         return ranked, self._coverage(ranked[:judged], self._judging_weights(state, meaningful, weight))

@@ -1,0 +1,40 @@
+"""`Searcher.search(exclude=..., allow=...)`: filtering happens before ranking, not after the cut."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolsearch import ConfigError, Searcher, Skill, Tool
+
+
+def _skill(name: str, tools: list[tuple[str, str]]) -> Skill:
+    return Skill(name=name, description=name, tools=[Tool(name=n, description=d, skill=name) for n, d in tools])
+
+
+@pytest.fixture()
+def searcher() -> Searcher:
+    files = _skill("files", [(f"read_file_{i}", f"read a text file from disk, variant {i}") for i in range(8)])
+    mail = _skill("mail", [("send_email", "send an email message to a recipient"),
+                           ("read_inbox", "read the email inbox")])
+    return Searcher([files, mail])
+
+
+def test_exclude_returns_the_next_best_tools(searcher: Searcher) -> None:
+    first = [h.name for h in searcher.search("read a text file", 3)]
+    again = [h.name for h in searcher.search("read a text file", 3, exclude=first)]
+    assert len(again) == 3 and not set(first) & set(again)
+
+
+def test_allow_filters_before_the_top_k_cut(searcher: Searcher) -> None:
+    hits = searcher.search("read", 3, allow=lambda t: t.skill == "mail")
+    assert [h.name for h in hits] == ["read_inbox"]
+    # a tool outside the profile is not returned even when named exactly or selected
+    assert searcher.search("send_email", 3, allow=lambda t: t.skill == "files") == []
+    assert searcher.search("select:send_email,read_file_1", 3, allow=lambda t: t.skill == "files")[0].name == "read_file_1"
+
+
+def test_bad_filter_arguments_name_the_fix(searcher: Searcher) -> None:
+    with pytest.raises(ConfigError, match="exclude="):
+        searcher.search("read", 3, exclude="read_file_1")
+    with pytest.raises(ConfigError, match="allow="):
+        searcher.search("read", 3, allow="files")  # type: ignore[arg-type]

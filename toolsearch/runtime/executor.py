@@ -18,6 +18,13 @@ Retries happen only for failures a second try can fix (`retry.is_retryable`): ti
 `ConnectionError`, transient `OSError`s (by errno), HTTP 408/429/5xx, and `RetryableError`. Bad arguments and plain bugs
 (`TypeError`, `ValueError`, ...) fail at once. The delay comes from `RetryPolicy.delay(attempt)`.
 
+Hostile or buggy handlers. A handler that raises `SystemExit` or `KeyboardInterrupt` (argparse does on
+bad input) would stop the background event loop and hang every later call: both become a failed result.
+A return value that cannot be turned into text (a circular list, 100,000-deep nesting, a 5,000-digit
+integer, an object whose `__str__` raises) is a failed result too, and text longer than
+`max_output_chars` (default 100,000) is cut with a note saying so: a 100 MB string must not reach the
+model. Arguments nested deeper than `validation.MAX_ARGUMENT_DEPTH` are invalid arguments.
+
 Every failure is a `ToolResult(is_error=True)` the model can read, unless `raise_errors=True`: then
 `ToolNotFoundError`, `ModelBehaviorError` (invalid arguments), `ToolTimeoutError` or `ToolExecutionError`.
 The sync API (`run`, `run_many`) drives the async one on a private background event loop, so both
@@ -35,6 +42,7 @@ import logging
 import threading
 import time
 import weakref
+from dataclasses import replace
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -57,9 +65,21 @@ from .retry import AttemptTimeout as _AttemptTimeout
 from .retry import is_retryable
 from .validation import ArgumentError, check_arguments, parse_arguments, pydantic_problems
 
-__all__ = ["Executor", "is_retryable"]
+__all__ = ["MAX_OUTPUT_CHARS", "Executor", "is_retryable"]
 
 log = logging.getLogger(__name__)
+
+MAX_OUTPUT_CHARS = 100_000  # default cap on the text of one result (about 25k tokens)
+
+
+class HandlerExit(Exception):
+    """A handler raised SystemExit or KeyboardInterrupt: reported as a failure, never propagated,
+    since either would stop the executor's event loop (and with it every later call)."""
+
+    def __init__(self, exc: BaseException):
+        kind = type(exc).__name__
+        detail = f" ({exc})" if str(exc) else ""
+        super().__init__(f"the handler raised {kind}{detail}; tools must not exit the process")
 
 Sleep = Callable[[float], Awaitable[Any]]
 def _as_registry(source: Any) -> Registry:
@@ -119,9 +139,13 @@ class Executor:
         raise_errors: bool = False,
         max_concurrency: int = 16,
         sleep: Sleep | None = None,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
     ):
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if max_output_chars < 1:
+            raise ConfigError(f"max_output_chars must be at least 1, got {max_output_chars}")
+        self.max_output_chars = max_output_chars
         self.registry = _as_registry(source)
         self.context = context if context is not None else ToolContext()
         self.raise_errors = raise_errors
@@ -202,6 +226,9 @@ class Executor:
                 args = self._prepare(binding, arguments)
             except ArgumentError as exc:
                 return self._fail(str(exc), "invalid_arguments", name, started)
+            except Exception as exc:  # noqa: BLE001 - hostile arguments (RecursionError...) are the model's
+                return self._fail(f"Invalid arguments for tool {name!r}: {_reason(exc, 0)[:300]}",
+                                  "invalid_arguments", name, started)
             async with self._limit():
                 return await self._attempts(lease, args, ctx, started)
 
@@ -256,9 +283,15 @@ class Executor:
                     await self._sleep(delay)
                     continue
                 return self._failure(exc, tool.name, tool.timeout, attempt, started)
-            result = value if isinstance(value, ToolResult) else ToolResult(
-                text=to_text(value), data=None if isinstance(value, str) else value
-            )
+            try:
+                result = value if isinstance(value, ToolResult) else ToolResult(
+                    text=to_text(value), data=None if isinstance(value, str) else value
+                )
+                result = _capped(result, self.max_output_chars)
+            except Exception as exc:  # noqa: BLE001 - circular, too deep, __str__ raising...
+                return self._fail(
+                    f"Tool {tool.name!r} returned a value that cannot be turned into text "
+                    f"({_reason(exc, 0)[:300]}).", "failed", tool.name, started, attempt)
             return result.with_stats(tool=tool.name, attempts=attempt,
                                      duration=time.monotonic() - started)
 
@@ -282,8 +315,11 @@ class Executor:
                         ctx: ToolContext) -> Any:
         # This coroutine runs as its own task (wait_for), whose context is a copy: no reset needed.
         set_scope(scope)
-        value = _invoke(binding, args, ctx)
-        return await value if inspect.isawaitable(value) else value
+        try:
+            value = _invoke(binding, args, ctx)
+            return await value if inspect.isawaitable(value) else value
+        except (SystemExit, KeyboardInterrupt) as exc:
+            raise HandlerExit(exc) from None
 
     def _in_thread(self, scope: CallScope, lease: Lease, args: dict[str, Any],
                    ctx: ToolContext) -> asyncio.Future[Any]:
@@ -296,6 +332,8 @@ class Executor:
             try:
                 if future.set_running_or_notify_cancel():
                     future.set_result(context.run(_invoke, lease.binding, args, ctx))
+            except (SystemExit, KeyboardInterrupt) as exc:  # must not reach the event loop
+                future.set_exception(HandlerExit(exc))
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                 future.set_exception(exc)
             finally:
@@ -384,11 +422,28 @@ def _invoke(binding: Binding, args: dict[str, Any], ctx: ToolContext) -> Any:
 
 
 async def _await(value: Awaitable[Any]) -> Any:
-    return await value
+    try:
+        return await value
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise HandlerExit(exc) from None
+
+
+def _capped(result: ToolResult, limit: int) -> ToolResult:
+    """The result with its text cut to `limit` characters and a note that says so."""
+    if len(result.text) <= limit:
+        return result
+    note = (f"\n[output truncated: showing the first {limit:,} of {len(result.text):,} characters; "
+            "ask for less, e.g. a smaller range or a narrower pattern]")
+    return replace(result, text=result.text[:limit] + note)
 
 
 def _reason(exc: BaseException, timeout: float) -> str:
     if isinstance(exc, _AttemptTimeout):
         return f"timed out after {timeout:g}s"
-    text = str(exc) or "(no message)"
-    return f"{type(exc).__name__}: {text}"
+    if isinstance(exc, HandlerExit):
+        return str(exc)
+    try:
+        text = str(exc) or "(no message)"
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still needs a message
+        text = "(its message cannot be shown)"
+    return f"{type(exc).__name__}: {text[:2000]}"

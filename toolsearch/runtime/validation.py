@@ -21,7 +21,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaViolation
 
-__all__ = ["ArgumentError", "apply_defaults", "check_arguments", "parse_arguments", "pydantic_problems"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "ArgumentError", "apply_defaults", "check_arguments", "parse_arguments",
+           "pydantic_problems"]
+
+# Deeper arguments are refused before anything recursive (json, jsonschema, pydantic) sees them: 5,000
+# nested lists raised RecursionError out of Executor.run. No real tool takes arguments nested this deep.
+MAX_ARGUMENT_DEPTH = 64
 
 
 class ArgumentError(ValueError):
@@ -40,11 +45,18 @@ def parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> dic
     if arguments is None:
         return {}
     if isinstance(arguments, Mapping):
+        _check_depth(tool, arguments)
         return dict(arguments)
     if not isinstance(arguments, (str, bytes)):
         raise ArgumentError(tool, [f"arguments must be a JSON object, got {type(arguments).__name__}"])
     if not arguments.strip():
         return {}  # some models send "" for a tool without parameters
+    if isinstance(arguments, bytes):
+        arguments = arguments.decode("utf-8", errors="replace")
+    # Counting is C-fast; the character scan runs only for texts with many brackets at all.
+    many = arguments.count("[") + arguments.count("{") > MAX_ARGUMENT_DEPTH
+    if many and _bracket_depth(arguments) > MAX_ARGUMENT_DEPTH:
+        raise ArgumentError(tool, [_too_deep()])
     try:
         value = json.loads(arguments)
     except json.JSONDecodeError as exc:
@@ -52,10 +64,56 @@ def parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> dic
             tool, [f"arguments are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
                    "send one JSON object such as {\"name\": \"value\"}"]
         ) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise ArgumentError(tool, [f"arguments cannot be read: {str(exc)[:200]}"]) from None
     if not isinstance(value, dict):
-        raise ArgumentError(tool, [f"arguments must be a JSON object, got {json.dumps(value)[:80]}"])
+        raise ArgumentError(tool, [f"arguments must be a JSON object, got {arguments[:80]}"])
     return value
 
+
+def _too_deep() -> str:
+    return f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep; send flatter arguments"
+
+
+def _bracket_depth(text: str) -> int:
+    """Deepest [ / { nesting of a JSON text (brackets inside strings counted too: an over-estimate
+    that only matters for absurd strings). Linear and non-recursive, so it is safe on any input."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_depth(tool: str, value: Any) -> None:
+    """Refuse containers nested deeper than MAX_ARGUMENT_DEPTH (iterative: no recursion to exhaust);
+    a circular structure counts as too deep."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            raise ArgumentError(tool, [_too_deep()])
+        seen += 1
+        if seen > 1_000_000:
+            raise ArgumentError(tool, ["arguments are too large; send less data"])
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
 
 def apply_defaults(schema: Mapping[str, Any], value: dict[str, Any]) -> dict[str, Any]:
     """A copy of `value` with the schema's property defaults filled in where missing."""

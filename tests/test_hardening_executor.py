@@ -1,0 +1,105 @@
+"""Issue 13: hostile handlers, results and arguments become failed ToolResults; the executor keeps working."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolsearch import Executor, skill_from_functions, tool
+from toolsearch.runtime.executor import MAX_OUTPUT_CHARS
+from toolsearch.runtime.validation import MAX_ARGUMENT_DEPTH
+
+
+class _BadStr:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+def _deep(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@tool
+def hostile(kind: str, payload: object = None) -> object:
+    """Misbehaves in the way `kind` names."""
+    if kind == "exit":
+        raise SystemExit(2)
+    if kind == "interrupt":
+        raise KeyboardInterrupt
+    if kind == "circular":
+        loop: list = []
+        loop.append(loop)
+        return loop
+    if kind == "deep":
+        return _deep(100_000)
+    if kind == "bigint":
+        return 10**5000
+    if kind == "badstr":
+        return _BadStr()
+    if kind == "huge":
+        return "x" * (MAX_OUTPUT_CHARS * 3)
+    return "fine"
+
+
+@tool
+async def async_exit() -> str:
+    """Exits from a coroutine."""
+    raise SystemExit("bye")
+
+
+@pytest.fixture()
+def executor():
+    with Executor(skill_from_functions("hostile", [hostile, async_exit])) as ex:
+        yield ex
+
+
+@pytest.mark.parametrize("kind", ["exit", "interrupt"])
+def test_exiting_handler_is_a_failed_result_and_the_executor_keeps_working(executor, kind):
+    result = executor.run("hostile", {"kind": kind})
+    assert result.is_error and result.error_kind == "failed"
+    assert ("SystemExit" if kind == "exit" else "KeyboardInterrupt") in result.text
+    assert executor.run("hostile", {"kind": "ok"}).text == "fine"
+
+
+def test_async_handler_raising_system_exit(executor):
+    result = executor.run("async_exit")
+    assert result.is_error and "SystemExit" in result.text
+    assert executor.run("hostile", {"kind": "ok"}).text == "fine"
+
+
+@pytest.mark.parametrize("kind", ["circular", "deep", "bigint", "badstr"])
+def test_unconvertible_results_are_failed_results(executor, kind):
+    result = executor.run("hostile", {"kind": kind})
+    assert result.is_error and result.error_kind == "failed"
+    assert "cannot be turned into text" in result.text
+    assert executor.run("hostile", {"kind": "ok"}).text == "fine"
+
+
+def test_huge_output_is_cut_with_a_note(executor):
+    result = executor.run("hostile", {"kind": "huge"})
+    assert not result.is_error
+    assert len(result.text) < MAX_OUTPUT_CHARS + 200
+    assert "output truncated" in result.text and f"{MAX_OUTPUT_CHARS * 3:,}" in result.text
+
+
+def test_output_cap_is_an_option():
+    with Executor(skill_from_functions("hostile", [hostile]), max_output_chars=10) as ex:
+        assert ex.run("hostile", {"kind": "huge"}).text.startswith("x" * 10 + "\n[output truncated")
+
+
+@pytest.mark.parametrize("arguments", [
+    '{"kind": "ok", "payload": ' + "[" * 5000 + "]" * 5000 + "}",
+    {"kind": "ok", "payload": _deep(5000)},
+    '{"kind": "ok", "payload": ' + "7" * 5000 + "}",
+])
+def test_hostile_arguments_are_invalid_arguments(executor, arguments):
+    result = executor.run("hostile", arguments)
+    assert result.is_error and result.error_kind == "invalid_arguments"
+    assert executor.run("hostile", {"kind": "ok"}).text == "fine"
+
+
+def test_arguments_at_the_depth_limit_still_pass(executor):
+    nested = _deep(MAX_ARGUMENT_DEPTH - 2)
+    assert executor.run("hostile", {"kind": "ok", "payload": nested}).text == "fine"

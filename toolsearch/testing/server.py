@@ -212,6 +212,11 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 self._error(404, f"no route GET {self.path}", "not_found_error")
 
         def do_POST(self) -> None:
+            if self.path.rstrip("/") == "/v1/responses":  # the Responses API (responses_server.py)
+                from .responses_server import serve
+
+                serve(server, self)
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._error(404, f"no route POST {self.path}", "not_found_error")
                 return

@@ -32,7 +32,7 @@ def test_stemming_stopwords_and_short_tokens():
 
 
 def test_unicode_and_prose_punctuation():
-    assert analyze("café Größe 中文") == ["café", "größe", "中文"]
+    assert analyze("café Größe 中文") == ["cafe", "gross", "中文"]
     assert analyze("end of sentence. next") == ["end", "sentenc", "next"]
 
 
@@ -54,7 +54,7 @@ def test_filler_words_are_dropped_unless_nothing_else_is_asked():
 def random_texts(count: int, seed: int = 7) -> list[str]:
     """Deterministic nasty strings: identifiers, unicode, controls, whoosh syntax (no hypothesis dep)."""
     rng = random.Random(seed)
-    alphabet = list("aAbBzZ09_-. :*?~^()[]{}\"'\n\t\x00\x1féß中文🙂") + ["Get", "HTTP", "user", "2"]
+    alphabet = list("aAbBzZ09_-. :*?~^()[]{}\"'\n\t\x00\x1féß中文天气的データ한국🙂Ｆ\u0301") + ["Get", "HTTP", "user", "2"]
     return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(count)]
 
 
@@ -62,3 +62,19 @@ def test_whoosh_chain_matches_fast_analysis():
     chain = identifier_analyzer()
     for text in random_texts(500) + ["getPM2_5Level of HTTPServer", "a_b-c.d"]:
         assert [t.text for t in chain(text)] == analyze(text), text
+
+
+def test_accents_fold_and_full_width_letters_normalize():
+    assert analyze("Résumé naïve café") == analyze("resume naive cafe")
+    assert analyze("Ｆｉｌｅ") == ["file"]
+    assert analyze("getCaféMenü") == analyze("get_cafe_menu")  # camelCase still splits after folding
+
+
+def test_cjk_runs_index_as_bigrams_and_single_characters_as_words():
+    assert analyze("查询天气预报") == ["查询", "询天", "天气", "气预", "预报"]
+    assert analyze("的") == ["的"]  # a one-character word is kept (it is shorter than MIN_SIZE)
+    assert analyze("データを読む") == ["デー", "ータ", "タを", "を読", "読む"]
+    # Mixed text: Latin identifiers split as before, CJK pieces bigrammed, nothing lost at the seams.
+    assert analyze("getWeather 查询 weather天气") == ["get", "weather", "get_weath", "查询", "weather", "天气"]
+    terms, words = query_terms("北京天气")
+    assert terms == ["北京", "京天", "天气"] and [t for t, _ in words] == terms

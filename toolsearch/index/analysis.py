@@ -11,6 +11,15 @@ Then the chain whoosh's `StemmingAnalyzer` uses: lowercase, stopwords (whoosh's 
 characters dropped) and stemming. We stem with the Snowball English stemmer (`whoosh.lang.porter2`):
 whoosh's default `porter` turns "running" into "runn" and "was" into "wa".
 
+Any language: accents are folded first (`café` = `cafe`, `Größe` = `grosse`: NFKD without combining marks,
+then casefold), so a query typed without accents finds a description written with them. Text written
+without spaces (Chinese, Japanese kana and kanji, Korean hangul) would otherwise be one giant token per
+sentence; each run of such characters is indexed as its overlapping character bigrams (`查询天气` ->
+`查询 询天 天气`), or as the character itself when the run is one character long, the scheme of Lucene's
+CJKBigramFilter. Queries are analyzed the same way, so `天气` matches a description containing `查询天气预报`.
+A bigram that spans two words (`询天`) is noise the index mostly does not know; the searcher leaves such
+unknown bigrams out of its no-good-match verdict (`is_cjk`).
+
 Two implementations of one analysis:
 - `toolsearch.index.chain.identifier_analyzer()` is a real whoosh analyzer chain (for whoosh schemas and
   whoosh tooling; a separate module because importing whoosh.analysis costs ~130 ms);
@@ -22,6 +31,7 @@ Two implementations of one analysis:
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Iterator
 
@@ -32,6 +42,8 @@ __all__ = [
     "FILLER_WORDS",
     "STOP_WORDS",
     "analyze",
+    "fold",
+    "is_cjk",
     "is_compound",
     "query_terms",
     "split_clauses",
@@ -39,7 +51,7 @@ __all__ = [
 ]
 
 # Bump when the output of `analyze` changes: a persisted index built by another analysis is rebuilt.
-ANALYSIS_ID = "ident-split+compound/lower/stop(whoosh,min2)/porter2 v1"
+ANALYSIS_ID = "fold/cjk-bigram/ident-split+compound/lower/stop(whoosh,min2)/porter2 v2"
 
 # whoosh.analysis.STOP_WORDS, copied so that searching never imports whoosh.analysis (~130 ms).
 STOP_WORDS = frozenset(
@@ -57,6 +69,53 @@ _CASE_BOUNDARY = re.compile(
 )
 
 
+# Scripts written without spaces between words: CJK ideographs (+ extension A, compatibility), kana,
+# hangul syllables, halfwidth kana. Each run of them becomes character bigrams.
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
+_COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+@lru_cache(maxsize=200_000)
+def fold(text: str) -> str:
+    """Accents folded, case kept: `Café` -> `Cafe`, `Größe` -> `Grosse` (ß, like casefold, is ss).
+
+    Case is kept because camelCase splitting happens afterwards. NFKD also maps full-width letters to
+    ASCII (`ＡＢＣ` -> `ABC`); it would split a hangul syllable into jamo, so CJK text is left as it is."""
+    if text.isascii():
+        return text
+    if _HAS_CJK.search(text):
+        return "".join(part if _HAS_CJK.match(part) else _fold_plain(part) for part in _split_cjk(text))
+    return _fold_plain(text)
+
+
+def _fold_plain(text: str) -> str:
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).replace("ß", "ss")
+
+
+def _split_cjk(text: str) -> list[str]:
+    """`text` cut into alternating CJK runs and other pieces, in order."""
+    pieces, last = [], 0
+    for m in _CJK_RUN.finditer(text):
+        if m.start() > last:
+            pieces.append(text[last:m.start()])
+        pieces.append(m.group())
+        last = m.end()
+    if last < len(text):
+        pieces.append(text[last:])
+    return pieces
+
+
+def is_cjk(term: str) -> bool:
+    """Whether an analyzed term is a CJK bigram or single character."""
+    return _HAS_CJK.match(term) is not None
+
+
+def _bigrams(run: str) -> tuple[str, ...]:
+    return (run,) if len(run) == 1 else tuple(run[i:i + 2] for i in range(len(run) - 1))
+
+
 @lru_cache(maxsize=200_000)
 def split_identifier(chunk: str) -> tuple[str, ...]:
     """The word parts of one identifier, original case: `getPM2_5Level` -> (get, PM, 2, 5, Level)."""
@@ -67,30 +126,45 @@ def split_identifier(chunk: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+@lru_cache(maxsize=200_000)
+def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+    """Raw tokens of one chunk (accents folded): identifier parts, then the canonical compound when there
+    is more than one part; CJK runs inside the chunk as bigrams (no compound then)."""
+    chunk = fold(chunk)
+    if _HAS_CJK.search(chunk) is None:
+        parts = split_identifier(chunk)
+        return (*parts, "_".join(parts)) if len(parts) > 1 else parts
+    tokens: list[str] = []
+    for piece in _split_cjk(chunk):
+        if _HAS_CJK.match(piece):
+            tokens.extend(_bigrams(piece))
+        else:
+            for sub in _CHUNK.findall(piece):
+                tokens.extend(_chunk_tokens(sub))
+    return tuple(tokens)
+
+
 def raw_tokens(text: str) -> Iterator[str]:
-    """Parts of every chunk, then the chunk's canonical compound when it has more than one part."""
+    """Raw tokens of every chunk of `text` (see `_chunk_tokens`)."""
     for match in _CHUNK.finditer(text):
-        parts = split_identifier(match.group())
-        yield from parts
-        if len(parts) > 1:
-            yield "_".join(parts)
+        yield from _chunk_tokens(match.group())
 
 
 @lru_cache(maxsize=200_000)
 def _normalize(token: str) -> str | None:
     """lowercase -> stopword/size filter -> stem; None when the token is dropped."""
     low = token.lower()
-    if len(low) < MIN_SIZE or low in STOP_WORDS:
+    if len(low) < MIN_SIZE:
+        return low if is_cjk(low) else None  # one CJK character is a word
+    if low in STOP_WORDS:
         return None
-    return _porter2(low)
+    return low if is_cjk(low) else _porter2(low)
 
 
 @lru_cache(maxsize=200_000)
 def _chunk_terms(chunk: str) -> tuple[str, ...]:
     """All index terms of one chunk: catalogs repeat the same words, so this cache does most work."""
-    parts = split_identifier(chunk)
-    tokens = (*parts, "_".join(parts)) if len(parts) > 1 else parts
-    return tuple(t for t in map(_normalize, tokens) if t is not None)
+    return tuple(t for t in map(_normalize, _chunk_tokens(chunk)) if t is not None)
 
 
 def analyze(text: str) -> list[str]:
@@ -140,9 +214,11 @@ def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     words: dict[str, str] = {}
     for match in _CHUNK.finditer(text):
         chunk = match.group()
-        parts = split_identifier(chunk)
-        plain = len(parts) == 1 and _PLAIN_WORD.match(chunk) is not None
-        for token in (*parts, "_".join(parts)) if len(parts) > 1 else parts:
+        tokens = _chunk_tokens(chunk)
+        cjk = _HAS_CJK.search(chunk) is not None
+        # A plain word, or a CJK bigram: words whose absence from every hit counts against the hits.
+        plain = cjk or (len(tokens) == 1 and _PLAIN_WORD.match(fold(chunk)) is not None)
+        for token in tokens:
             term = _normalize(token)
             if term is not None:
                 terms[term] = None

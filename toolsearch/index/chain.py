@@ -1,7 +1,8 @@
 """The analysis of `toolsearch.index.analysis` as a real whoosh analyzer chain.
 
-`identifier_analyzer()` is `IdentifierTokenizer | LowercaseFilter | StopFilter | StemFilter(porter2)`,
-whoosh's `StemmingAnalyzer` with our identifier tokenizer in front. Use it in a whoosh schema to analyze
+`identifier_analyzer()` is `IdentifierTokenizer | LowercaseFilter | StopFilter | MinSizeFilter |
+StemFilter(porter2)`, whoosh's `StemmingAnalyzer` with our identifier tokenizer (accent folding, CJK
+bigrams, identifier splitting) in front; the size filter keeps one-character CJK words. Use it in a whoosh schema to analyze
 raw text inside whoosh; `analysis.analyze` computes exactly the same terms faster (tested).
 """
 
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from whoosh.analysis import LowercaseFilter, StemFilter, StopFilter, Token, Tokenizer
+from whoosh.analysis import Filter, LowercaseFilter, StemFilter, StopFilter, Token, Tokenizer
 from whoosh.lang.porter2 import stem as _porter2
 
-from .analysis import MIN_SIZE, STOP_WORDS, raw_tokens
+from .analysis import MIN_SIZE, STOP_WORDS, is_cjk, raw_tokens
 
-__all__ = ["IdentifierTokenizer", "identifier_analyzer"]
+__all__ = ["IdentifierTokenizer", "MinSizeFilter", "identifier_analyzer"]
 
 
 class IdentifierTokenizer(Tokenizer):  # type: ignore[misc]
@@ -37,11 +38,25 @@ class IdentifierTokenizer(Tokenizer):  # type: ignore[misc]
             yield token
 
 
+class MinSizeFilter(Filter):  # type: ignore[misc]
+    """Drops tokens shorter than MIN_SIZE, except a CJK character (a whole word in those scripts)."""
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        for token in tokens:
+            if len(token.text) >= MIN_SIZE or is_cjk(token.text):
+                yield token
+
+
+def _stem(word: str) -> str:
+    return word if is_cjk(word) else _porter2(word)
+
+
 def identifier_analyzer() -> Any:
     """The whoosh analyzer chain equivalent to `analysis.analyze`."""
     return (
         IdentifierTokenizer()
         | LowercaseFilter()
-        | StopFilter(stoplist=STOP_WORDS, minsize=MIN_SIZE)
-        | StemFilter(stemfn=_porter2, cachesize=-1)
+        | StopFilter(stoplist=STOP_WORDS, minsize=1)
+        | MinSizeFilter()
+        | StemFilter(stemfn=_stem, cachesize=-1)
     )

@@ -59,27 +59,30 @@ def _refused_port() -> int:
         return sock.getsockname()[1]  # closed again: nothing listens there
 
 
+LOCAL = ToolContext(allow_hosts=("127.0.0.1",))  # the test server is local: allowed explicitly
+
+
 def test_http_get_json_params_and_caps(server: str) -> None:
-    out = http.http_get(f"{server}/json", params={"q": "a b", "n": 2})
+    out = http.http_get(f"{server}/json", params={"q": "a b", "n": 2}, context=LOCAL)
     assert out["status"] == 200 and out["json"]["path"] == "/json?q=a+b&n=2"
     assert out["json"]["agent"].startswith("toolsearch-http")
-    page = http.http_get(f"{server}/html", max_bytes=100)
+    page = http.http_get(f"{server}/html", max_bytes=100, context=LOCAL)
     assert len(page["body"]) == 100 and page["note"] == "body cut at 100 bytes"
 
 
 def test_http_post_json_and_text(server: str) -> None:
-    out = http.http_post(f"{server}/submit", json_body={"a": 1})
+    out = http.http_post(f"{server}/submit", json_body={"a": 1}, context=LOCAL)
     assert out["status"] == 201 and out["json"] == {"got": '{"a": 1}', "type": "application/json"}
-    assert http.http_post(f"{server}/submit", body="hi")["json"]["got"] == "hi"
+    assert http.http_post(f"{server}/submit", body="hi", context=LOCAL)["json"]["got"] == "hi"
 
 
 def test_http_errors_are_clean_and_classified(server: str) -> None:
     with pytest.raises(ValueError, match="HTTP 404 Not Found\nno such thing"):
-        http.http_get(f"{server}/missing")
+        http.http_get(f"{server}/missing", context=LOCAL)
     with pytest.raises(http.TransientHTTPError, match="HTTP 503"):
-        http.http_get(f"{server}/flaky")
+        http.http_get(f"{server}/flaky", context=LOCAL)
     with pytest.raises(http.TransientHTTPError, match="could not reach .*[Cc]onnection refused"):
-        http.http_get(f"http://127.0.0.1:{_refused_port()}/")
+        http.http_get(f"http://127.0.0.1:{_refused_port()}/", context=LOCAL)
     with pytest.raises(ValueError, match="not an http"):
         http.http_get("file:///etc/passwd")
     assert http.parse_url("https://u@ex.com:8443/a/b?x=1&x=2&y=3#top") == {

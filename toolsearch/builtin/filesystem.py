@@ -13,11 +13,14 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..runtime.context import ToolContext
-from ._workspace import WorkspaceError, display, resolve
+from ..runtime.process import current_scope
+from ._regex import compile_pattern
+from ._workspace import WorkspaceError, check_hard_links, display, resolve
 
 __all__ = [
     "delete_path",
@@ -80,7 +83,8 @@ def read_file(path: str, offset: int = 1, limit: int = 2000, *, context: ToolCon
 
 def write_file(path: str, content: str, append: bool = False, *, context: ToolContext) -> str:
     """Create or overwrite (or append to) a text file, creating parent folders as needed."""
-    real = resolve(context, path)
+    real = resolve(context, path, write=True)
+    check_hard_links(context, real)
     if real.is_dir():
         raise ValueError(f"{display(context, real)!r} is a directory; give a file path")
     existed = real.exists()
@@ -103,7 +107,8 @@ def edit_file(
         raise ValueError("old_string must not be empty; use write_file to create or overwrite a file")
     if old_string == new_string:
         raise ValueError("old_string and new_string are identical; nothing would change")
-    real = resolve(context, path, kind="file")
+    real = resolve(context, path, kind="file", write=True)
+    check_hard_links(context, real)
     text = _read_text(real, context)
     starts = [m.start() for m in re.finditer(re.escape(old_string), text)]
     name = display(context, real)
@@ -194,16 +199,18 @@ def grep(
     context: ToolContext,
 ) -> str:
     """Lines matching a regular expression, as `file:line: text`, capped at `max_results`."""
-    try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    regex = compile_pattern(pattern, ignore_case=ignore_case)  # RE2: linear time, see _regex.py
     base = resolve(context, path, must_exist=True)
     hits: list[str] = []
     total = 0
+    scope = current_scope()
     for file in _walk_files(base, context, include):
+        if scope is not None and (scope.cancelled.is_set() or scope.remaining() <= 0):
+            break  # the call timed out: stop walking rather than run on as an abandoned thread
         try:
-            if file.stat().st_size > GREP_MAX_FILE_BYTES:
+            info = file.stat()
+            # Regular files only: reading a FIFO blocks forever, a device never ends.
+            if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_MAX_FILE_BYTES:
                 continue
             data = file.read_bytes()
         except OSError:
@@ -225,15 +232,15 @@ def grep(
 def file_info(path: str, *, context: ToolContext) -> dict[str, object]:
     """Type, size, modification time and (for text files) the line count."""
     real = resolve(context, path, must_exist=True)
-    stat = real.stat()
+    st = real.stat()
     info: dict[str, object] = {
         "path": display(context, real),
         "type": "directory" if real.is_dir() else "file",
-        "size_bytes": stat.st_size,
-        "modified": datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat(timespec="seconds"),
-        "permissions": oct(stat.st_mode & 0o777),
+        "size_bytes": st.st_size,
+        "modified": datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat(timespec="seconds"),
+        "permissions": oct(st.st_mode & 0o777),
     }
-    if real.is_file() and stat.st_size <= GREP_MAX_FILE_BYTES:
+    if real.is_file() and st.st_size <= GREP_MAX_FILE_BYTES:
         data = real.read_bytes()
         info["binary"] = b"\x00" in data[:8192]
         if not info["binary"]:
@@ -243,7 +250,7 @@ def file_info(path: str, *, context: ToolContext) -> dict[str, object]:
 
 def make_dir(path: str, *, context: ToolContext) -> str:
     """Create a folder (and its parents); fine if it already exists."""
-    real = resolve(context, path)
+    real = resolve(context, path, write=True)
     if real.exists() and not real.is_dir():
         raise ValueError(f"{display(context, real)!r} exists and is a file")
     real.mkdir(parents=True, exist_ok=True)
@@ -252,8 +259,8 @@ def make_dir(path: str, *, context: ToolContext) -> str:
 
 def move_path(source: str, destination: str, overwrite: bool = False, *, context: ToolContext) -> str:
     """Move or rename a file or folder inside the workspace."""
-    src = resolve(context, source, must_exist=True)
-    dst = resolve(context, destination)
+    src = resolve(context, source, must_exist=True, write=True)
+    dst = resolve(context, destination, write=True)
     if src == context.workspace:
         raise ValueError("the workspace root itself cannot be moved")
     if dst.exists() and not overwrite:
@@ -266,7 +273,7 @@ def move_path(source: str, destination: str, overwrite: bool = False, *, context
 def delete_path(path: str, recursive: bool = False, *, context: ToolContext) -> str:
     """Delete a file, or a folder (non-empty folders need recursive=true)."""
     # Resolve the parent, not the entry: deleting a symlink removes the link, never its target.
-    given = resolve(context, path)
+    given = resolve(context, path, write=True)
     lexical = (context.workspace / path) if not Path(path).is_absolute() else Path(path)
     target = lexical if lexical.is_symlink() and lexical.parent.resolve().is_relative_to(context.workspace) else given
     if target == context.workspace:

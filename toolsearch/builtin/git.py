@@ -6,6 +6,24 @@ capped output) with an argv list, never a shell string, so nothing the model pas
 shell. Refs and paths come from the model, so a ref that starts with '-' is refused (it would be read
 as an option) and paths go after `--` and through the workspace check. Pager, colour and credential
 prompts are switched off: a prompt would just hang until the timeout.
+
+Git never runs a program the repository configured. A repository's `.git/config` can name programs
+that read-only commands run (`core.fsmonitor` runs on `git status`, `diff.external` and textconv
+drivers on `git diff`/`show`/`log`, clean filters on `status`, a pager, `core.sshCommand` for a lazy
+fetch), and a model (or whoever wrote the repository) controls that file. So, independently of the
+shell switch:
+- `-c` overrides, which beat every config file: no fsmonitor, hooks path /dev/null, pager `cat`, no
+  ssh command, no transport protocols at all (a partial clone's lazy fetch), implicit bare repositories
+  refused (`safe.bareRepository=explicit`, so a folder of files shaped like a repository is not one);
+- `--no-ext-diff --no-textconv` on every command that can diff;
+- the environment: system and global config ignored, inherited `GIT_*` variables dropped (`GIT_DIR`,
+  `GIT_EXTERNAL_DIFF`...), discovery stops at the workspace's parent (`GIT_CEILING_DIRECTORIES`);
+- before running, the repository's config keys are listed (`git config --list`, which runs nothing) and
+  a repository whose config names a program through a key no override covers (`filter.*.clean`,
+  `diff.*.command`, `*.textconv`, `include.path`...) is refused with the key named;
+- the repository's root (and its git folder) must be inside the workspace: a workspace inside a larger
+  repository would otherwise let `git_show` read files outside the workspace.
+The file tools refuse to write under `.git` (`_workspace.check_writable`).
 """
 
 from __future__ import annotations
@@ -24,6 +42,23 @@ __all__ = ["git_branches", "git_diff", "git_log", "git_show", "git_status"]
 TIMEOUT = 20.0
 MAX_OUTPUT = 50_000
 _REF = re.compile(r"^[\w./~^@{}:+-]{1,200}$")
+# Overrides on the command line outrank .git/config: whatever the repository says, these hold.
+_OVERRIDES = (
+    "color.ui=never", "core.quotepath=off", "core.fsmonitor=false", "core.hooksPath=/dev/null",
+    "core.pager=cat", "core.sshCommand=false", "core.askPass=", "credential.helper=",
+    "protocol.allow=never", "safe.bareRepository=explicit", "diff.external=", "core.editor=false",
+    "gpg.program=false", "core.untrackedCache=false", "fetch.recurseSubmodules=false",
+)
+# Config keys that name a program and that no override above neutralizes (driver names are free-form),
+# matched on the lowercased key: the repository is refused.
+_DANGEROUS = re.compile(
+    r"^(?:filter\..+\.(?:clean|smudge|process)|diff\..+\.(?:command|textconv)|merge\..+\.driver"
+    r"|include\.path|includeif\..+\.path|core\.gitproxy|remote\..+\.(?:uploadpack|receivepack|proxy)"
+    r"|uploadpack\.packobjectshook|gpg\..+\.program|credential\..+\.helper"
+    r"|core\.alternaterefscommand)$"
+)
+# Commands whose output can come from a diff or textconv driver.
+_DIFFING = {"diff", "show", "log"}
 
 
 def _check_ref(ref: str) -> str:
@@ -33,22 +68,57 @@ def _check_ref(ref: str) -> str:
     return ref
 
 
-def _git(context: ToolContext, repo: str, *args: str) -> str:
-    if shutil.which("git") is None:
-        raise RuntimeError("git is not installed on this machine")
-    folder = resolve(context, repo, kind="dir")
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C"}
-    argv = ["git", "-c", "color.ui=never", "-c", "core.quotepath=off", "--no-pager", "-C", str(folder), *args]
-    result = run_subprocess(
-        argv, cwd=folder, timeout=TIMEOUT, max_output=MAX_OUTPUT, env=env, merge_stderr=True
-    )
+def _environment(context: ToolContext) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({
+        "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C",
+        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_CEILING_DIRECTORIES": str(context.workspace.parent),
+    })
+    return env
+
+
+def _run(context: ToolContext, folder: Path, *args: str, check_output: bool = True):
+    argv = ["git", *(x for o in _OVERRIDES for x in ("-c", o)), "--no-pager", "-C", str(folder), *args]
+    result = run_subprocess(argv, cwd=folder, timeout=TIMEOUT, max_output=MAX_OUTPUT,
+                            env=_environment(context), merge_stderr=True)
     if result.timed_out:
         raise TimeoutError(f"git {args[0]} took longer than {TIMEOUT:g}s and was stopped")
     if result.returncode != 0:
         message = result.stdout.strip()
         if "not a git repository" in message:
-            raise ValueError(f"{display(context, folder)!r} is not inside a git repository")
+            raise ValueError(f"{display(context, folder)!r} is not inside a git repository "
+                             "(or the repository's root is outside the workspace)")
         raise ValueError(f"git {args[0]} failed (exit code {result.returncode}): {message[:2000]}")
+    return result
+
+
+def _check_repository(context: ToolContext, folder: Path) -> None:
+    """Refuse a repository rooted outside the workspace or configured to run programs."""
+    found = _run(context, folder, "rev-parse", "--show-toplevel", "--absolute-git-dir").stdout.split("\n")
+    for place in filter(None, (line.strip() for line in found[:2])):
+        if not Path(place).resolve().is_relative_to(context.workspace):
+            raise ValueError(
+                f"{display(context, folder)!r} belongs to a git repository at {place}, outside the "
+                "workspace; git tools only work on repositories inside the workspace")
+    keys = _run(context, folder, "config", "--list", "--name-only").stdout.split("\n")
+    bad = sorted({k.strip() for k in keys if _DANGEROUS.match(k.strip().lower())})
+    if bad:
+        raise ValueError(
+            f"the repository at {display(context, folder)!r} is refused: its config sets "
+            f"{', '.join(bad[:5])}, which can make git run a program; remove those settings to use "
+            "the git tools here")
+
+
+def _git(context: ToolContext, repo: str, *args: str) -> str:
+    if shutil.which("git") is None:
+        raise RuntimeError("git is not installed on this machine")
+    folder = resolve(context, repo, kind="dir")
+    _check_repository(context, folder)
+    if args[0] in _DIFFING:
+        args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
+    result = _run(context, folder, *args)
     text = result.stdout
     if result.truncated:
         text += f"\n[output cut at {MAX_OUTPUT} bytes of {result.stdout_bytes}; narrow it with a path]"

@@ -6,6 +6,10 @@ timeout) and responses worth retrying (429, 5xx) raise `TransientHTTPError`, a `
 a bad request (bad URL, 4xx) raises `ValueError`. Every message states the URL and the reason, which
 is what a model needs when it is offline or the server said no. Bodies are capped and decoded with the
 response's charset; only http and https URLs are accepted (no file://, ftp://).
+
+Only public addresses are reached (`_netguard.py`): loopback, link-local and private ranges are refused
+after resolving the host (also when spelled `2130706433` or `127.1`), redirects go only to http(s), and
+the operator opens local services with `ToolContext(allow_hosts=[...])` (CLI: `--allow-host`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+
+from ..runtime.context import ToolContext
+from ._netguard import AddressRefused, guarded_opener
 
 __all__ = ["TransientHTTPError", "http_get", "http_post", "parse_url"]
 
@@ -47,12 +54,14 @@ def _body(data: bytes, charset: str | None, limit: int) -> tuple[str, bool]:
     return text, len(data) > limit
 
 
-def _send(request: urllib.request.Request, timeout: float, max_bytes: int) -> dict[str, Any]:
+def _send(request: urllib.request.Request, timeout: float, max_bytes: int,
+          context: ToolContext | None) -> dict[str, Any]:
     if not 0 < timeout <= 120:
         raise ValueError("timeout must be between 0 and 120 seconds")
     url = request.full_url
+    opener = guarded_opener(context.allow_hosts if context is not None else ())
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             data = response.read(max_bytes + 1)
             status, reason, headers = response.status, response.reason, response.headers
     except urllib.error.HTTPError as exc:
@@ -62,8 +71,12 @@ def _send(request: urllib.request.Request, timeout: float, max_bytes: int) -> di
         if exc.code == 429 or exc.code >= 500:
             raise TransientHTTPError(message) from None
         raise ValueError(message) from None
+    except AddressRefused:
+        raise
     except urllib.error.URLError as exc:
         reason = exc.reason
+        if isinstance(reason, AddressRefused):
+            raise reason from None
         if isinstance(reason, (TimeoutError, socket.timeout)):
             raise TransientHTTPError(f"{request.get_method()} {url} timed out after {timeout:g}s") from None
         raise TransientHTTPError(f"could not reach {url}: {getattr(reason, 'strerror', None) or reason}") from None
@@ -96,18 +109,18 @@ _SHOWN_HEADERS = {"content-length", "last-modified", "etag", "location", "cache-
 
 def http_get(
     url: str, params: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
-    timeout: float = 15.0, max_bytes: int = MAX_BODY,
+    timeout: float = 15.0, max_bytes: int = MAX_BODY, *, context: ToolContext | None = None,
 ) -> dict[str, Any]:
     """Fetch a URL and return status, selected headers and the (capped) body; JSON is parsed."""
     request = urllib.request.Request(_with_params(_check_url(url), params), method="GET")
     for key, value in {"User-Agent": USER_AGENT, **(headers or {})}.items():
         request.add_header(key, str(value))
-    return _send(request, timeout, max_bytes)
+    return _send(request, timeout, max_bytes, context)
 
 
 def http_post(
     url: str, json_body: Any = None, body: str | None = None, headers: dict[str, str] | None = None,
-    timeout: float = 15.0, max_bytes: int = MAX_BODY,
+    timeout: float = 15.0, max_bytes: int = MAX_BODY, *, context: ToolContext | None = None,
 ) -> dict[str, Any]:
     """POST a JSON value (json_body) or raw text (body) and return the response like http_get."""
     if json_body is not None and body is not None:
@@ -122,7 +135,7 @@ def http_post(
     request = urllib.request.Request(_check_url(url), data=payload, method="POST")
     for key, value in {**extra, **(headers or {})}.items():
         request.add_header(key, str(value))
-    return _send(request, timeout, max_bytes)
+    return _send(request, timeout, max_bytes, context)
 
 
 def parse_url(url: str) -> dict[str, Any]:

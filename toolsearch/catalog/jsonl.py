@@ -27,6 +27,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .._errors import Problem
+from . import safe_yaml
 from .model import EMPTY_SCHEMA, TOOL_NAME, Skill, Tool
 from .registry import META_TOOL_NAME
 from .schema_keywords import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
@@ -90,11 +91,13 @@ def _tool_from_line(
         return None, Problem(file, message, field=field, line=number, fix=fix)
 
     try:
-        row = json.loads(text)
+        row = safe_yaml.load_json(text)  # bounded depth, no 5,000-digit integers
     except json.JSONDecodeError as exc:
         return problem(
             f"malformed JSON: {exc.msg} (column {exc.colno})", fix="write one JSON object per line"
         )
+    except safe_yaml.UnsafeDocument as exc:
+        return problem(exc.message, fix=exc.fix or "write one JSON object per line")
     if not isinstance(row, dict):
         return problem(
             f"expected a JSON object, got {type(row).__name__}", fix="write one JSON object per line"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+import math
 import operator
 import re
 import sys
@@ -27,11 +28,12 @@ __all__ = ["DEFAULT_TIMEOUT", "RetryPolicy", "Skill", "Tool", "parse_duration", 
 DEFAULT_TIMEOUT = 30.0
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+MAX_DURATION = 86_400.0  # a day: longer timeouts and delays are typos, and huge ones overflow timers
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 def parse_duration(value: object) -> float:
-    """Seconds from `15s`, `2m`, `500ms`, `1h` or a plain number of seconds."""
+    """Seconds from `15s`, `2m`, `500ms`, `1h` or a plain number of seconds: finite, 0 to a day."""
     if isinstance(value, bool):
         raise ValueError(f"expected a duration such as '15s', '2m' or '500ms', got {value!r}")
     if isinstance(value, (int, float)):
@@ -41,8 +43,12 @@ def parse_duration(value: object) -> float:
         if not match:
             raise ValueError(f"expected a duration such as '15s', '2m' or '500ms', got {value!r}")
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if not math.isfinite(seconds):  # YAML reads .nan and .inf as floats; wait_for(nan) never ends
+        raise ValueError(f"a duration must be a finite number of seconds, got {value!r}")
     if seconds < 0:
         raise ValueError(f"a duration cannot be negative, got {value!r}")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"a duration cannot be longer than a day ({MAX_DURATION:g}s), got {value!r}")
     return seconds
 
 

@@ -23,11 +23,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_snake
 
 from .._errors import Problem, SkillError
+from . import safe_yaml
 from .model import RetryPolicy, Skill, Tool
 
 __all__ = ["ParsedFile", "load_skill_file", "parse_skill_file", "problems_from_validation"]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster when present
 _DURATION_FIELDS = {"timeout", "initial_delay", "initialDelay", "max_delay", "maxDelay"}
 _SCHEMA_FIELDS = {"input_schema", "inputSchema"}
 # Names people reach for from other tool formats, and what this format calls them.
@@ -101,13 +101,45 @@ def parse_skill_file(path: str | Path) -> ParsedFile:
     skill_name = data.get("name") if isinstance(data.get("name"), str) else None
     if problems:
         return ParsedFile(name, None, tuple(problems), lines, skill_name)
+    if "mcp" in data:  # an MCP server instead of a tools list: toolsearch.mcp.skills lists its tools
+        from ..mcp.skills import expand_mcp_skill
+
+        expanded, problems = expand_mcp_skill(name, data, lines)
+        if expanded is None:
+            return ParsedFile(name, None, tuple(problems), lines, skill_name)
+        data = expanded
+    duplicates = _duplicate_tools(name, data, lines)
+    if duplicates:
+        return ParsedFile(name, None, tuple(duplicates), lines, skill_name)
     try:
         skill = Skill.model_validate({**data, "source": name})
     except ValidationError as exc:
         return ParsedFile(
             name, None, tuple(problems_from_validation(exc, name, lines)), lines, skill_name
         )
-    return ParsedFile(name, skill, (), lines, skill.name)
+    return ParsedFile(name, skill, tuple(problems), lines, skill.name)
+
+
+def _duplicate_tools(file: str, data: dict[str, Any], lines: dict[tuple[Any, ...], int]) -> list[Problem]:
+    """A tool name used twice in one skill, with the line of the second use and of the first."""
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        return []
+    first: dict[str, int] = {}
+    problems = []
+    for index, tool in enumerate(tools):
+        tool_name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(tool_name, str):
+            continue
+        line = lines.get(("tools", index, "name"), lines.get(("tools", index)))
+        if tool_name in first:
+            where = f" (first on line {lines.get(('tools', first[tool_name], 'name'))})"
+            problems.append(Problem(file, f"tool {tool_name!r} is defined twice in this skill{where}",
+                                    field=f"tools[{index}].name", line=line,
+                                    fix="rename or delete one of the two tools"))
+        else:
+            first[tool_name] = index
+    return problems
 
 
 def _fail(file: str, message: str, fix: str, line: int | None = None) -> ParsedFile:
@@ -115,25 +147,27 @@ def _fail(file: str, message: str, fix: str, line: int | None = None) -> ParsedF
 
 
 def _parse(name: str, text: str) -> tuple[Any, dict[tuple[Any, ...], int], Problem | None]:
-    """Data, key lines and (if the text does not parse) a problem with the parser's line and column."""
+    """Data, key lines and (if the text does not parse) a problem with the parser's line and column.
+
+    Both parsers go through `safe_yaml`, which bounds depth, size and alias expansion."""
     if name.lower().endswith(".json"):
         try:
-            data = json.loads(text)
+            data = safe_yaml.load_json(text)
         except json.JSONDecodeError as exc:
             fix = f"fix the JSON syntax at line {exc.lineno}, column {exc.colno}"
             return None, {}, Problem(name, f"malformed JSON: {exc.msg}", line=exc.lineno, fix=fix)
+        except safe_yaml.UnsafeDocument as exc:
+            return None, {}, Problem(name, exc.message, line=exc.line, fix=exc.fix)
         try:
-            lines = _key_lines(yaml.compose(text, Loader=_Loader))
-        except yaml.YAMLError:
+            lines = _key_lines(safe_yaml.compose(text))
+        except (yaml.YAMLError, safe_yaml.UnsafeDocument):
             lines = {}  # valid JSON that YAML cannot read (rare): we only lose line numbers
         return data, lines, None
     try:
-        loader = _Loader(text)
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
+        node = safe_yaml.compose(text)
+        data = safe_yaml.construct(node)
+    except safe_yaml.UnsafeDocument as exc:
+        return None, {}, Problem(name, exc.message, line=exc.line, fix=exc.fix)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark else None

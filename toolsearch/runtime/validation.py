@@ -21,12 +21,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaViolation
 
+from ..catalog.safe_yaml import MAX_DEPTH, json_depth
+
 __all__ = ["MAX_ARGUMENT_DEPTH", "ArgumentError", "apply_defaults", "check_arguments", "parse_arguments",
            "pydantic_problems"]
 
 # Deeper arguments are refused before anything recursive (json, jsonschema, pydantic) sees them: 5,000
 # nested lists raised RecursionError out of Executor.run. No real tool takes arguments nested this deep.
-MAX_ARGUMENT_DEPTH = 64
+MAX_ARGUMENT_DEPTH = MAX_DEPTH  # 64, the limit of skill files too
 
 
 class ArgumentError(ValueError):
@@ -53,9 +55,7 @@ def parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> dic
         return {}  # some models send "" for a tool without parameters
     if isinstance(arguments, bytes):
         arguments = arguments.decode("utf-8", errors="replace")
-    # Counting is C-fast; the character scan runs only for texts with many brackets at all.
-    many = arguments.count("[") + arguments.count("{") > MAX_ARGUMENT_DEPTH
-    if many and _bracket_depth(arguments) > MAX_ARGUMENT_DEPTH:
+    if json_depth(arguments) > MAX_ARGUMENT_DEPTH:
         raise ArgumentError(tool, [_too_deep()])
     try:
         value = json.loads(arguments)
@@ -73,29 +73,6 @@ def parse_arguments(tool: str, arguments: str | Mapping[str, Any] | None) -> dic
 
 def _too_deep() -> str:
     return f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep; send flatter arguments"
-
-
-def _bracket_depth(text: str) -> int:
-    """Deepest [ / { nesting of a JSON text (brackets inside strings counted too: an over-estimate
-    that only matters for absurd strings). Linear and non-recursive, so it is safe on any input."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 def _check_depth(tool: str, value: Any) -> None:

@@ -72,16 +72,20 @@ def test_several_calls_in_one_turn_run_concurrently_and_errors_go_back(searcher,
     assert "expression" in answers[2]  # the executor names the missing argument
 
 
-def test_step_limit_asks_for_an_answer_without_tools(searcher, executor):
-    looping = [reply(None, call("calculate", {"expression": "1+1"}))] * 3 + [reply("gave up")]
+def test_step_limit_means_at_most_n_model_calls_and_wraps_up_with_the_same_tools(searcher, executor):
+    """Finding 10/4: max_steps=N allows N model calls (not N+1); the wrap-up keeps the tools (prompt
+    cache) with tool_choice="none"; step_limit_hit is true because the cap cut the loop."""
+    looping = [reply(None, call("calculate", {"expression": "1+1"}))] * 2 + [reply("gave up")]
     with FakeModelServer(ScriptedModel(looping)) as server:
         agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor, max_steps=3)
         response = agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "x"}])
-        last = server.requests[-1]
-    assert "tools" not in last
+        requests = server.requests
+    assert len(requests) == 3 and response.toolsearch.model_calls == 3
+    last = requests[-1]
+    assert last["tool_choice"] == "none"
+    assert [t["function"]["name"] for t in last["tools"]] == [t["function"]["name"] for t in requests[1]["tools"]]
     assert response.choices[0].message.content == "gave up"
-    assert response.toolsearch.step_limit_hit is False  # the model answered when asked
-    assert response.toolsearch.model_calls == 4
+    assert response.toolsearch.step_limit_hit is True
 
 
 def test_todo_reminder_after_three_turns_without_the_plan(searcher, executor):

@@ -11,6 +11,7 @@ import pytest
 import toolsearch
 from toolsearch import ModelBehaviorError, Skill, Tool
 from toolsearch.interceptor import NO_MATCH
+from toolsearch.interceptor.meta_tool import LIMIT_REACHED
 from toolsearch.testing import FakeModelServer, RuleModel, ScriptedModel, Step, call, reply, search
 
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]
@@ -115,19 +116,20 @@ def test_no_match_is_the_canonical_message(searcher):
 @pytest.mark.parametrize("strategy", ["withdraw", "raise", "return"])
 def test_round_cap(searcher, strategy):
     script = [reply(None, search(q)) for q in ("weather", "email", "calendar")]
-    script += [reply(None, search("files")) if strategy != "withdraw" else reply("answer"), reply("x")]
+    script += [reply(None, search("files")), reply("answer")]
     if strategy == "raise":
         with pytest.raises(ModelBehaviorError, match="max_search_rounds=3"):
             run(searcher, script, on_round_limit="raise")
         return
     response, requests, _ = run(searcher, script, on_round_limit=strategy)
-    assert len(requests) == 4
-    assert all("tool_search" in names(r) for r in requests[:3])
-    if strategy == "withdraw":
-        assert "tool_search" not in names(requests[3])
+    assert all("tool_search" in names(r) for r in requests)  # the meta-tool keeps its place
+    assert response.toolsearch.round_limit_hit
+    if strategy == "withdraw":  # the search past the cap is answered, not withdrawn from the list
+        assert len(requests) == 5
+        assert requests[4]["messages"][-1]["content"] == LIMIT_REACHED
         assert response.choices[0].message.content == "answer"
     else:
-        assert response.toolsearch.round_limit_hit
+        assert len(requests) == 4
         assert response.choices[0].message.tool_calls is None
         assert response.choices[0].finish_reason == "stop"
 
@@ -216,10 +218,11 @@ def test_eviction_happens_in_batches(searcher):
     finally:
         server.stop()
     assert reports[0].evicted == reports[1].evicted == ()
-    assert set(reports[2].evicted) == {"get_weather", "get_forecast", "send_email", "read_inbox"} - set(
-        client.default_session.loaded
-    )
-    assert len(client.default_session.loaded) == 2
+    # at the third user turn 4 > 0.5 * 4: one batch down to 2*0.5-1 (at least 0.25) of the budget
+    assert len(reports[2].evicted) == 3
+    assert set(reports[2].evicted) < {"get_weather", "get_forecast", "send_email", "read_inbox"}
+    assert len(client.default_session.loaded) == 3  # one survivor + the third turn's two hits
+    assert all(r.evicted == () for r in reports[2].rounds[1:])  # never mid-turn
 
 
 def test_prefetch_preloads_before_the_first_call(searcher):

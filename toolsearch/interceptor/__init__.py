@@ -3,13 +3,14 @@ matched tools' schemas into the next request, bounded by a per-session LRU loado
 
 Modules: `options` (validated knobs), `meta_tool` (schema and short answers), `loadout` (LRU with count
 and token budgets), `session` (one per conversation), `core` (the provider-free turn logic, a generator),
-`openai_chat` (sync/async drivers and `wrap`), `setup` (wiring checks, executor glue), `report`.
+`driver` (the sync/async loops), `streaming` (the streaming loops), `wrap` (client-type dispatch),
+`providers.openai_chat` (the Chat Completions adapter), `setup` (wiring checks, executor glue), `report`.
 """
 
 from .core import turn_flow
 from .loadout import LoadChange, Loadout
 from .meta_tool import NO_MATCH
-from .openai_chat import AsyncToolSearchOpenAI, ToolSearchOpenAI, wrap
+from .wrap import AsyncToolSearchOpenAI, ToolSearchOpenAI, wrap
 from .options import InterceptorOptions
 from .report import CallRecord, Report, RoundRecord, SearchRecord, Usage
 from .session import Session

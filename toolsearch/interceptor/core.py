@@ -1,52 +1,70 @@
-"""The turn logic of the interceptor, written once, free of any provider and of any I/O.
+"""The turn logic of the interceptor, written once, free of any provider API and of any I/O.
 
 `turn_flow` is a generator (the shape of httpx's `_auth.py` flows): it yields what it needs done —
-`AskModel` (send a request, send back the `ModelReply`) or `RunTools` (execute calls, send back their
-`ToolOutput`s) — and returns an `Outcome`. The sync and async OpenAI drivers are thin loops around it, so
-both behave identically by construction.
+`AskModel` (send one request, send back the `ModelReply`) or `RunTools` (execute calls, send back their
+`ToolOutput`s) — and returns an `Outcome`. `driver.drive` / `driver.adrive` are the only loops around it,
+and every provider adapter (Chat, Responses, Anthropic, MCP) maps its API onto these values, so the
+rules below hold for all of them by construction.
 
-Rules of one `create` call (see issue 3):
-- The model sees caller tools (added by the driver, untouched), pinned tools, the meta-tool, then the
-  session's loaded tools in load order.
-- All `tool_search` calls of a turn are run; their hits are merged, de-duplicated and loaded; each call
-  gets a short answer. Malformed arguments get an error answer; a name that is neither visible nor in
-  the catalog gets an error answer; a catalog tool that is not loaded is loaded and its call passes.
-- Mixed turns (searches next to real calls), without the agent loop: the searches are run and their
-  hits loaded (ready for the next request), but the real calls are returned to the caller at once and
-  the search/unknown calls are removed from the response. Asking the model again would throw away real
-  calls it already made; answering the searches later is unnecessary because their tools are in the
-  next request anyway.
-- Round cap: a turn that searches uses one round. After `max_search_rounds` rounds, "withdraw" sends
-  the next request without the meta-tool; "raise" / "return" act when the model searches once more.
-  Turns that only call unknown tools are capped the same way and then raise `ModelBehaviorError`.
-- Agent loop (`execute=True`): catalog tool calls are executed and fed back until the model answers;
-  a call to one of the caller's own tools ends the loop and is returned. At `max_steps` model calls a
-  last request without tools asks for the answer.
+Rules of one `create` call:
+- Requests carry caller tools (added by the adapter, untouched), pinned tools, the meta-tool, then the
+  session's loaded tools in load order. Within a conversation that list only grows at its end: tools are
+  evicted in one batch at a user-turn boundary (`TurnInput.new_user_turn`), never mid-turn, and nothing
+  loaded or called in the current turn is evicted. The meta-tool keeps its place once offered.
+- Honest loads: all searches of a round run; their hits interleave by rank (each query's best hit first)
+  and load while the budgets allow; each search is answered with a `SearchAnswer` naming only tools that
+  will be in the next request, plus how many more matched but did not fit.
+- A repeated (near-identical) query in one conversation excludes the loaded tools, so it finds the
+  next-best ones. A profile (`permits(tool)`) filters searches and refuses calls outside it.
+- A catalog tool the model guessed by name is validated against its schema: valid, it is loaded and the
+  call goes on; invalid, a repair round answers the error and the schema.
+- Mixed rounds without the agent loop: real calls return to the caller at once (asking again would lose
+  them); the searches of that round still load their hits for the next request.
+- Round cap: after `max_search_rounds` search rounds, "raise"/"return" act on the next search; the default
+  "withdraw" answers it with `LIMIT_REACHED` (the meta-tool stays: the tool list keeps its prefix) and
+  sets `tool_choice="none"` if the model searches past the cap again.
+- `tool_choice`: a forced catalog tool is loaded before the first request; a forced choice applies to the
+  first round only (then "auto"); `max_steps` caps the model calls of one `create`, the last one being a
+  wrap-up request with the same tools and `tool_choice="none"` (so "required" cannot loop past it).
+- Agent loop (`execute=True`): catalog calls are executed and fed back until the model answers; a call to
+  one of the caller's own tools ends the loop and is returned. `Outcome.hidden` holds every internal
+  exchange so adapters can hand the caller a transcript.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import json
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
+from typing import Any, Literal, Union
 
-from .._errors import ModelBehaviorError
+from .._errors import ConfigError, ModelBehaviorError
 from ..catalog.hits import Retriever
 from ..catalog.model import Tool
 from .loadout import tool_tokens
-from .meta_tool import BadSearchArguments, meta_tool, parse_search_arguments, render_hits
+from .meta_tool import LIMIT_REACHED, BadSearchArguments, meta_tool, parse_search_arguments, render_answer
 from .options import InterceptorOptions
 from .report import CallRecord, Recorder, SearchRecord, Usage
 from .session import Session
 
 __all__ = [
+    "Answer",
     "AskModel",
     "Exchange",
+    "Forced",
     "ModelReply",
     "Outcome",
     "RunTools",
+    "SearchAnswer",
     "ToolCall",
+    "ToolChoice",
     "ToolOutput",
     "TurnInput",
+    "Usage",
+    "model_error",
+    "search_tools",
     "turn_flow",
 ]
 
@@ -54,8 +72,9 @@ __all__ = [
 @dataclass(frozen=True)
 class ToolCall:
     id: str
-    name: str
+    name: str  # resolved to the catalog/caller tool name by the adapter
     arguments: str  # JSON text, as models send it
+    namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,8 @@ class ModelReply:
     text: str | None
     calls: tuple[ToolCall, ...]
     usage: Usage = Usage()
+    raw: Any = None  # provider-native assistant item(s), replayed verbatim by the adapter
+    truncated: bool = False  # the reply stopped at the token limit inside a tool call
 
 
 @dataclass(frozen=True)
@@ -72,18 +93,49 @@ class ToolOutput:
 
 
 @dataclass(frozen=True)
+class SearchAnswer:
+    """The answer to one search call: `tools` will be in the next request (budgets applied), in rank
+    order; `more` matched but did not fit; `text` is the short Chat-style rendering."""
+
+    query: str
+    tools: tuple[Tool, ...]
+    more: int = 0
+    text: str = ""
+    is_error: bool = False
+
+
+Answer = Union[ToolOutput, SearchAnswer]
+
+
+@dataclass(frozen=True)
 class Exchange:
-    """One internal round trip to replay to the model: its message and our answers, by call id."""
+    """One internal round trip to replay to the model: its reply and our answers, by call id."""
 
     reply: ModelReply
-    answers: tuple[tuple[str, str], ...]
+    answers: tuple[tuple[str, Answer], ...]
+
+
+@dataclass(frozen=True)
+class Forced:
+    name: str
+
+
+ToolChoice = Union[Literal["auto", "none", "required"], Forced]
 
 
 @dataclass(frozen=True)
 class AskModel:
-    tools: tuple[Tool, ...]  # catalog-side tools, in the order they must be sent
+    pinned: tuple[Tool, ...]
+    meta: Tool | None
+    loaded: tuple[Tool, ...]
     transcript: tuple[Exchange, ...]
-    no_tools: bool = False  # wrap-up request: send no tools at all
+    tool_choice: ToolChoice | None = None  # None: send the caller's tool_choice unchanged
+    wrap_up: bool = False  # the last request of the loop (tool_choice is then "none")
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """Catalog-side tools in send order."""
+        return (*self.pinned, *((self.meta,) if self.meta else ()), *self.loaded)
 
 
 @dataclass(frozen=True)
@@ -94,7 +146,11 @@ class RunTools:
 @dataclass(frozen=True)
 class TurnInput:
     caller_tools: frozenset[str]
-    last_user_text: str | None  # the latest message if it is the user's (a new user turn)
+    last_user_text: str | None  # the latest message if it is the user's
+    new_user_turn: bool = False  # the latest message is a user message: eviction may happen now
+    forced: str | None = None  # the caller's tool_choice forces this tool name
+    required: bool = False  # the caller's tool_choice is "required" / "any"
+    history_tools: tuple[str, ...] = ()  # catalog tools called/loaded in the caller's history
     reminder: Callable[[], str | None] | None = None  # todo summary for the agent loop
 
 
@@ -102,6 +158,7 @@ class TurnInput:
 class Outcome:
     drop_call_ids: frozenset[str]
     recorder: Recorder
+    hidden: tuple[Exchange, ...] = ()
 
 
 Flow = Generator["AskModel | RunTools", "ModelReply | list[ToolOutput]", Outcome]
@@ -111,178 +168,303 @@ def turn_flow(session: Session, retriever: Retriever, inp: TurnInput) -> Flow:
     return _Turn(session, retriever, inp).run()
 
 
+def model_error(message: str, response: Any = None) -> ModelBehaviorError:
+    """A `ModelBehaviorError` carrying the provider response that caused it (`err.response`)."""
+    err = ModelBehaviorError(message)
+    err.response = response  # type: ignore[attr-defined]
+    return err
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_filters(kind: type) -> bool:
+    try:
+        params = inspect.signature(kind.search).parameters
+    except (TypeError, ValueError):
+        return False
+    return "exclude" in params and "allow" in params
+
+
+def search_tools(retriever: Retriever, query: str, k: int, *, exclude: frozenset[str] = frozenset(),
+                 allow: Callable[[Tool], bool] | None = None) -> list[Any]:
+    """`retriever.search` with `exclude=`/`allow=` when it takes them; otherwise plain `search(query, k)`
+    filtered here (over-fetching by the excluded count so the next-best tools still come back)."""
+    if _takes_filters(type(retriever)):
+        return retriever.search(query, k, exclude=exclude, allow=allow)
+    hits = retriever.search(query, k + len(exclude)) if (exclude or allow) else retriever.search(query, k)
+    catalog = retriever.catalog
+    out = []
+    for hit in hits:
+        tool = hit.tool if hit.tool is not None else catalog.get(hit.name)
+        if hit.name in exclude or (allow is not None and (tool is None or not allow(tool))):
+            continue
+        out.append(hit)
+    return out[:k]
+
+
+class _Static:
+    """What one (options, catalog snapshot) pair needs on every create, computed once: the meta-tool and
+    the pinned tools (scanning a 100k-tool catalog per call cost milliseconds)."""
+
+    _cache: dict[tuple[int, int], tuple[Any, Any, tuple[Tool, ...]]] = {}
+
+    @classmethod
+    def pinned(cls, options: InterceptorOptions, catalog: Any) -> tuple[Tool, ...]:
+        key = (id(options), id(catalog))
+        hit = cls._cache.get(key)
+        if hit is not None and hit[0] is options and hit[1] is catalog:
+            return hit[2]
+        pinned = [*catalog.pinned] + [
+            t for n in options.pinned if (t := catalog.get(n)) is not None and not t.pinned
+        ]
+        if len(cls._cache) > 64:
+            cls._cache.clear()
+        cls._cache[key] = (options, catalog, tuple(pinned))
+        return tuple(pinned)
+
+
 class _Turn:
     def __init__(self, session: Session, retriever: Retriever, inp: TurnInput):
         self.s, self.retriever, self.inp = session, retriever, inp
         self.o: InterceptorOptions = session.options
         self.rec = Recorder()
         self.catalog = retriever.catalog
-        session.follow(self.catalog)
+        evicted_by_reload = session.follow(self.catalog)
+        if evicted_by_reload:
+            self.rec.evicted += evicted_by_reload
         self.meta = meta_tool(
             self.o.meta_tool_name, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
         )
-        pinned = [t for t in self.catalog.pinned] + [
-            t for n in self.o.pinned if (t := self.catalog.get(n)) is not None and not t.pinned
-        ]
-        self.pinned = tuple(t for t in pinned if t.name not in inp.caller_tools)
+        self.pinned = tuple(
+            t for t in _Static.pinned(self.o, self.catalog) if t.name not in inp.caller_tools
+        )
+        self.pinned_names = frozenset(t.name for t in self.pinned)
+        profile = session.profile if session.profile is not None else self.o.profile
+        self.allow: Callable[[Tool], bool] | None = profile.permits if profile is not None else None
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> Flow:
-        o, rec = self.o, self.rec
-        if o.prefetch and self.inp.last_user_text and self.inp.last_user_text.strip():
-            self._search_and_load([(self.inp.last_user_text.strip(), o.prefetch_limit)], prefetch=True)
+        o, rec, inp = self.o, self.rec, self.inp
+        self._prepare()
         transcript: list[Exchange] = []
-        search_rounds = repairs = 0
+        search_rounds = over_cap = repairs = 0
         while True:
-            wrap_up = o.execute and len(rec.rounds) >= o.max_steps
-            offer_meta = not wrap_up and not (
-                o.on_round_limit == "withdraw" and search_rounds >= o.max_search_rounds
-            )
-            reply = yield self._ask(transcript, offer_meta, wrap_up)
+            step = len(rec.rounds) + 1
+            wrap_up = step >= o.max_steps
+            rec.step_limit_hit = rec.step_limit_hit or wrap_up  # the cap cut the loop, answered or not
+            reply = yield self._ask(transcript, self._choice(step, over_cap, wrap_up), wrap_up)
             assert isinstance(reply, ModelReply)
             rec.update_round(usage=reply.usage)
+            self._check(reply)
             if not reply.calls:
-                return self._outcome(())
+                return self._outcome((), transcript)
             if wrap_up:
-                rec.step_limit_hit = True
                 self._record(reply.calls, "dropped")
-                return self._outcome(c.id for c in reply.calls)
-            searches, real, unknown = self._classify(reply.calls, offer_meta)
+                return self._outcome((c.id for c in reply.calls), transcript)
+            searches, real, answers = self._classify(reply.calls)
             self._note_todo(real)
-            caller_calls = [c for c in real if c.name in self.inp.caller_tools]
+            caller_calls = [c for c in real if c.name in inp.caller_tools]
             if real and (not o.execute or caller_calls):
                 # Hand the real calls to the caller; searches still load their hits for next time.
-                self._search_and_load(self._parse_all(searches)[0])
+                self._answer_searches(searches)
                 self._record(real, "returned")
-                self._record([*searches, *unknown], "dropped")
-                return self._outcome(c.id for c in [*searches, *unknown])
+                dropped = [c for c in reply.calls if c not in real]
+                self._record([c for c in dropped if c.id in answers], "dropped")
+                return self._outcome((c.id for c in dropped), transcript)
             if searches:
                 if search_rounds >= o.max_search_rounds:
                     rec.round_limit_hit = True
                     if o.on_round_limit == "raise":
-                        raise ModelBehaviorError(
+                        raise model_error(
                             f"the model searched for tools more than max_search_rounds="
                             f"{o.max_search_rounds} times in one turn (queries: "
-                            f"{', '.join(repr(c.arguments) for c in searches)})"
+                            f"{', '.join(repr(c.arguments) for c in searches)})",
+                            reply.raw,
                         )
-                    self._record(reply.calls, "dropped")
-                    return self._outcome(c.id for c in reply.calls)
-                search_rounds += 1
+                    if o.on_round_limit == "return":
+                        self._record(reply.calls, "dropped")
+                        return self._outcome((c.id for c in reply.calls), transcript)
+                    over_cap += 1
+                    for c in searches:
+                        answers[c.id] = SearchAnswer(_query(c), (), text=LIMIT_REACHED, is_error=True)
+                    self._record(searches, "rejected")
+                else:
+                    search_rounds += 1
+                    answers.update(self._answer_searches(searches))
             elif not real:
                 repairs += 1
                 if repairs > o.max_search_rounds:
-                    raise ModelBehaviorError(
-                        "the model kept calling tools that do not exist: "
-                        + ", ".join(sorted({c.name for c in unknown}))
+                    raise model_error(
+                        "the model kept calling tools that do not exist or with invalid arguments: "
+                        + ", ".join(sorted({c.name for c in reply.calls})),
+                        reply.raw,
                     )
-            answers = self._answer_searches(searches) | self._answer_unknown(unknown, offer_meta)
             if real:  # only reached in the agent loop
                 outputs = yield RunTools(tuple(real))
                 assert isinstance(outputs, list) and len(outputs) == len(real)
                 for call, out in zip(real, outputs):
-                    answers[call.id] = out.text
+                    answers[call.id] = out
                     rec.update_round(
                         calls=[CallRecord(call.name, call.arguments, "executed", out.text, out.is_error)]
                     )
             ordered = [(c.id, answers[c.id]) for c in reply.calls]
             transcript.append(Exchange(reply, tuple(self._remind(ordered))))
 
-    # -- pieces --------------------------------------------------------------------------------
-    def _ask(self, transcript: list[Exchange], offer_meta: bool, wrap_up: bool) -> AskModel:
-        tools = () if wrap_up else (
-            *self.pinned, *((self.meta,) if offer_meta else ()), *self.s.loaded_tools()
-        )
-        self.rec.start_round(
-            tools_sent=tuple(t.name for t in tools),
-            tool_tokens=sum(tool_tokens(t) for t in tools),
-            meta=offer_meta,
-        )
-        return AskModel(tools=tools, transcript=tuple(transcript), no_tools=wrap_up)
+    # -- before the first request --------------------------------------------------------------
+    def _prepare(self) -> None:
+        inp, o = self.inp, self.o
+        if inp.new_user_turn or self.s.turns == 0:
+            evicted = self.s.begin_turn()
+            self.rec.note_change((), evicted)
+        if inp.history_tools and self.s.fresh:
+            restored = self.s.restore(
+                n for n in inp.history_tools if n not in inp.caller_tools and n not in self.pinned_names
+            )
+            self.rec.note_change(restored)
+        forced = inp.forced
+        if forced and forced not in inp.caller_tools and forced != o.meta_tool_name:
+            tool = self.catalog.get(forced)
+            if tool is None or (self.allow is not None and not self.allow(tool)):
+                raise ConfigError(
+                    f"tool_choice forces {forced!r}, which is neither one of your tools, the search "
+                    f"meta-tool {o.meta_tool_name!r}, nor a catalog tool{' this profile permits' if tool else ''}"
+                )
+            if forced not in self.pinned_names:
+                kept, _, fresh = self.s.offer([tool])
+                if not kept:
+                    raise ConfigError(
+                        f"tool_choice forces {forced!r}, but it does not fit max_loaded_tools/"
+                        "max_loaded_tokens even after eviction; raise the budgets"
+                    )
+                self.rec.note_change(tuple(fresh))
+        if o.prefetch and inp.new_user_turn and inp.last_user_text and inp.last_user_text.strip():
+            self._search_and_load([(inp.last_user_text.strip(), o.prefetch_limit)], prefetch=True)
 
-    def _classify(
-        self, calls: tuple[ToolCall, ...], offer_meta: bool
-    ) -> tuple[list[ToolCall], list[ToolCall], list[ToolCall]]:
-        searches, real, unknown = [], [], []
-        visible = set(self.inp.caller_tools) | {t.name for t in self.pinned} | set(self.s.loaded)
+    def _choice(self, step: int, over_cap: int, wrap_up: bool) -> ToolChoice | None:
+        if wrap_up or over_cap >= 2:
+            return "none"
+        if step > 1 and self.inp.forced:
+            return "auto"  # a forced choice applies to the first round only
+        if over_cap and self.inp.required:
+            return "auto"  # "required" past the cap would force another search
+        return None
+
+    # -- pieces --------------------------------------------------------------------------------
+    def _ask(self, transcript: list[Exchange], choice: ToolChoice | None, wrap_up: bool) -> AskModel:
+        ask = AskModel(self.pinned, self.meta, self.s.loaded_tools(), tuple(transcript), choice, wrap_up)
+        names = tuple(t.name for t in ask.tools)
+        stable = self.s.note_request(names)
+        self.rec.start_round(
+            tools_sent=names, tool_tokens=sum(tool_tokens(t) for t in ask.tools), meta=True,
+            prefix_stable=stable, tool_choice=choice,
+        )
+        return ask
+
+    def _check(self, reply: ModelReply) -> None:
+        ids = [c.id for c in reply.calls]
+        if len(set(ids)) != len(ids):
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            raise model_error(f"the model sent duplicate tool call ids {dup}", reply.raw)
+        if reply.truncated and reply.calls:
+            raise model_error(
+                "the model hit its output token limit inside a tool call (finish_reason='length'); "
+                "the call's arguments are cut off: raise max_tokens / max_completion_tokens",
+                reply.raw,
+            )
+
+    def _classify(self, calls: tuple[ToolCall, ...]) -> tuple[list[ToolCall], list[ToolCall], dict[str, Answer]]:
+        """(searches, real calls, error answers by call id for every other call)."""
+        searches, real, answers = [], [], {}
+        visible = set(self.inp.caller_tools) | self.pinned_names | set(self.s.loaded)
+        rejected: list[ToolCall] = []
         for call in calls:
-            if call.name == self.o.meta_tool_name and offer_meta:
+            if call.name == self.o.meta_tool_name:
                 searches.append(call)
+                continue
+            tool = None if call.name in self.inp.caller_tools else self.catalog.get(call.name)
+            if tool is not None and self.allow is not None and not self.allow(tool):
+                answers[call.id] = ToolOutput(
+                    f"Error: the tool {call.name!r} is not allowed here; use another tool.", True)
             elif call.name in visible:
                 real.append(call)
-            elif call.name != self.o.meta_tool_name and (tool := self.catalog.get(call.name)):
-                change = self.s.load([tool])  # a catalog tool the model knew by name: let it pass
-                self.rec.note_change(change.loaded, change.evicted, change.dropped)
-                real.append(call)
+                continue
+            elif tool is not None:  # a catalog tool the model knew by name
+                error = _argument_error(tool, call.arguments)
+                kept, _, fresh = self.s.offer([tool])
+                self.rec.note_change(tuple(fresh))
+                if error is None and kept:
+                    visible.add(call.name)
+                    real.append(call)
+                    continue
+                answers[call.id] = ToolOutput(
+                    (error or f"Error: no room to load {call.name!r} in this turn; use the tools you have.")
+                    + f"\nSchema of {call.name}: {json.dumps(tool.input_schema, separators=(',', ':'))}",
+                    True,
+                )
             else:
-                unknown.append(call)
-        self.s.touch(c.name for c in real)
-        return searches, real, unknown
+                answers[call.id] = ToolOutput(
+                    f"Error: there is no tool named {call.name!r}; call {self.o.meta_tool_name} to find a "
+                    "tool that can do this.", True)
+            rejected.append(call)
+        self.s.used(c.name for c in real)
+        self._record(rejected, "rejected")
+        return searches, real, answers
 
-    def _parse_all(
-        self, searches: list[ToolCall]
-    ) -> tuple[list[tuple[str, int]], dict[str, str], list[str]]:
-        """(query, limit) pairs of the well-formed calls, error answers by call id, their ids."""
-        parsed, errors = [], {}
+    def _answer_searches(self, searches: list[ToolCall]) -> dict[str, Answer]:
+        if not searches:
+            return {}
+        parsed, answers = [], {}
         for call in searches:
             try:
                 args = parse_search_arguments(
                     call.arguments, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
                 )
-                parsed.append((args.query, args.limit, call.id))
+                parsed.append((call.id, args.query, args.limit))
             except BadSearchArguments as exc:
-                errors[call.id] = str(exc)
-        return [(q, k) for q, k, _ in parsed], errors, [i for *_, i in parsed]
+                answers[call.id] = SearchAnswer(_query(call), (), text=str(exc), is_error=True)
+        results = self._search_and_load([(q, k) for _, q, k in parsed])
+        for (call_id, query, _), (tools, more) in zip(parsed, results):
+            text = render_answer(tools, more, max_chars=self.o.description_chars)
+            answers[call_id] = SearchAnswer(query, tuple(tools), more, text)
+        self._record(searches, "search")
+        return answers
 
     def _search_and_load(
         self, queries: list[tuple[str, int]], *, prefetch: bool = False
-    ) -> list[list[Tool]]:
-        """Run every search, merge and de-duplicate the hits, load them in one batch."""
+    ) -> list[tuple[list[Tool], int]]:
+        """Run every search; interleave the hits by rank (each query's best first) and load what the
+        budgets allow. Per query: (its tools that will be sent, in rank order; how many did not fit)."""
         per_query: list[list[Tool]] = []
         for query, limit in queries:
+            exclude = frozenset(self.s.loaded) if self.s.seen_query(query) else frozenset()
             tools = []
-            for hit in self.retriever.search(query, limit):
-                tool = hit.tool if hit.tool is not None else self.catalog.get(hit.name)
+            for hit in search_tools(self.retriever, query, limit, exclude=exclude, allow=self.allow):
+                tool = self.catalog.get(hit.name) or hit.tool
                 if tool is None or tool.name in self.inp.caller_tools or tool.name == self.meta.name:
                     continue
-                tools.append(self.catalog.get(tool.name) or tool)
+                tools.append(tool)
             per_query.append(tools)
             record = SearchRecord(query, limit, tuple(t.name for t in tools), prefetch=prefetch)
             if prefetch:
                 self.rec.prefetch.append(record)
             else:
                 self.rec.update_round(searches=[record])
-        pinned = {t.name for t in self.pinned}
-        merged = [t for tools in per_query for t in tools if t.name not in pinned]
-        change = self.s.load(merged)
-        self.rec.note_change(change.loaded, change.evicted, change.dropped)
-        return per_query
+        order: list[Tool] = []
+        seen: set[str] = set()
+        for rank in range(max((len(t) for t in per_query), default=0)):
+            for tools in per_query:
+                if rank < len(tools) and tools[rank].name not in seen:
+                    seen.add(tools[rank].name)
+                    order.append(tools[rank])
+        before = self.s.evicted_in_turn
+        kept, refused, fresh = self.s.offer([t for t in order if t.name not in self.pinned_names])
+        shed = self.s.evicted_in_turn[len(before):]
+        self.rec.note_change(tuple(fresh), shed, tuple(t.name for t in refused))
+        out_names = {t.name for t in refused}
+        return [([t for t in tools if t.name not in out_names],
+                 sum(t.name in out_names for t in tools)) for tools in per_query]
 
-    def _answer_searches(self, searches: list[ToolCall]) -> dict[str, str]:
-        queries, errors, ids = self._parse_all(searches)
-        found = self._search_and_load(queries) if queries else []
-        answers = {i: render_hits(tools, max_chars=self.o.description_chars) for i, tools in zip(ids, found)}
-        self._record(searches, "search")
-        return answers | errors
-
-    def _answer_unknown(self, unknown: list[ToolCall], offer_meta: bool) -> dict[str, str]:
-        answers = {}
-        for call in unknown:
-            if call.name == self.o.meta_tool_name:
-                answers[call.id] = (
-                    f"Error: {call.name} is no longer available in this turn. Use the tools you "
-                    "already have, or answer the user."
-                )
-            else:
-                hint = (
-                    f"call {self.o.meta_tool_name} to find a tool that can do this"
-                    if offer_meta
-                    else "use one of the tools you were given"
-                )
-                answers[call.id] = f"Error: there is no tool named {call.name!r}; {hint}."
-        self._record(unknown, "rejected")
-        return answers
-
-    def _record(self, calls: list[ToolCall] | tuple[ToolCall, ...], outcome: str) -> None:
+    def _record(self, calls: Iterable[ToolCall], outcome: str) -> None:
+        calls = list(calls)
         if calls:
             self.rec.update_round(calls=[CallRecord(c.name, c.arguments, outcome) for c in calls])
 
@@ -292,10 +474,9 @@ class _Turn:
         else:
             self.s.turns_since_todo += 1
 
-    def _remind(self, answers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _remind(self, answers: list[tuple[str, Answer]]) -> list[tuple[str, Answer]]:
         """Seed 001's nag: after N model turns without touching the plan, the plan's summary is
-        appended to the first answer of the turn. Unlike the seed, the count restarts after a
-        reminder, so the model is reminded every N turns rather than at every turn."""
+        appended to the first answer of the turn; the count restarts after a reminder."""
         n = self.o.todo_reminder_turns
         if not (self.o.execute and n and self.inp.reminder and answers) or self.s.turns_since_todo < n:
             return answers
@@ -303,9 +484,33 @@ class _Turn:
         if not summary:
             return answers
         self.s.turns_since_todo = 0
-        call_id, text = answers[0]
-        note = f"\n\n<reminder>You have not updated your todo plan for {n} turns; update it before going on. Plan: {summary}</reminder>"
-        return [(call_id, text + note), *answers[1:]]
+        call_id, answer = answers[0]
+        note = (f"\n\n<reminder>You have not updated your todo plan for {n} turns; update it before "
+                f"going on. Plan: {summary}</reminder>")
+        if isinstance(answer, SearchAnswer):
+            answer = SearchAnswer(answer.query, answer.tools, answer.more, answer.text + note, answer.is_error)
+        else:
+            answer = ToolOutput(answer.text + note, answer.is_error)
+        return [(call_id, answer), *answers[1:]]
 
-    def _outcome(self, drop: Iterable[str]) -> Outcome:
-        return Outcome(frozenset(drop), self.rec)
+    def _outcome(self, drop: Iterable[str], transcript: list[Exchange]) -> Outcome:
+        return Outcome(frozenset(drop), self.rec, tuple(transcript))
+
+
+def _query(call: ToolCall) -> str:
+    try:
+        args = json.loads(call.arguments or "{}")
+        return str(args.get("query", "")) if isinstance(args, dict) else ""
+    except json.JSONDecodeError:
+        return ""
+
+
+def _argument_error(tool: Tool, arguments: str) -> str | None:
+    """None if the arguments fit the tool's schema, else the error text for the model."""
+    from ..runtime.validation import ArgumentError, check_arguments, parse_arguments
+
+    try:
+        check_arguments(tool.name, tool.input_schema, parse_arguments(tool.name, arguments))
+    except ArgumentError as exc:
+        return f"Error: {exc}"
+    return None

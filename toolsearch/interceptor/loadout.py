@@ -12,12 +12,18 @@ Eviction happens in batches: once a budget is exceeded, tools are evicted until 
 `load`, better-ranked tools get the newer ticks, so if a batch alone overflows the budget its worst hits
 are the ones that do not stay (reported as `dropped`, not as loaded-then-evicted).
 
+Within a conversation (interceptor v2) the loadout never evicts mid-turn: `fits`/`add` load only what
+the budgets still allow (a search answer names only tools that will really be sent), and `shed` evicts in
+one batch at a user-turn boundary, sparing the tools the current turn loaded or called. `load` (load then
+evict) remains for callers without turns.
+
 Not thread-safe by itself: `Session` serialises access with its lock.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -28,9 +34,19 @@ from ..tokens import schema_tokens
 __all__ = ["LoadChange", "Loadout", "tool_tokens"]
 
 
+_TOKENS: dict[int, tuple[weakref.ref, int]] = {}
+
+
 def tool_tokens(tool: Tool) -> int:
-    """Schema tokens of a tool as the model sees it (Chat Completions shape)."""
-    return schema_tokens(export_tool(tool, "openai"))
+    """Schema tokens of a tool as the model sees it (Chat Completions shape), memoized per Tool object
+    (tools are frozen; a catalog reload makes new objects), so a hot `create()` never re-tokenizes."""
+    key = id(tool)
+    hit = _TOKENS.get(key)
+    if hit is not None and hit[0]() is tool:
+        return hit[1]
+    count = schema_tokens(export_tool(tool, "openai"))
+    _TOKENS[key] = (weakref.ref(tool, lambda _r, k=key: _TOKENS.pop(k, None)), count)
+    return count
 
 
 @dataclass(frozen=True)
@@ -103,6 +119,43 @@ class Loadout:
             evicted=tuple(n for n in evicted if n not in fresh),
             dropped=tuple(n for n in fresh if n in gone),
         )
+
+    def fits(self, tool: Tool) -> bool:
+        """Whether `tool` can be added without exceeding either budget (loaded tools always fit)."""
+        if tool.name in self._entries:
+            return True
+        return len(self._entries) < self.max_tools and self.tokens + tool_tokens(tool) <= self.max_tokens
+
+    def add(self, tool: Tool) -> bool:
+        """Add at the end (send order) without evicting anything; True if newly added."""
+        self._tick += 1
+        entry = self._entries.get(tool.name)
+        if entry is not None:
+            entry.tick = self._tick
+            return False
+        self._entries[tool.name] = _Entry(tool, tool_tokens(tool), self._tick)
+        return True
+
+    def shed(self, protected: Iterable[str] = (), *, force: bool = False) -> tuple[str, ...]:
+        """The batch eviction of a user-turn boundary: when the loadout is fuller than `low_water` of
+        either budget, least recently used tools (never `protected` ones) go until it is at most
+        `2*low_water - 1` (at least `low_water/2`) full, so several turns of loads fit before the tool
+        list changes again. `force` sheds even below the trigger (a turn that filled the budget).
+        Returns the evicted names, oldest first."""
+        count_trigger, token_trigger = self.max_tools * self.low_water, self.max_tokens * self.low_water
+        if not force and not self._over(count_trigger, token_trigger):
+            return ()
+        target = max(2 * self.low_water - 1, self.low_water / 2)
+        count_target, token_target = math.floor(self.max_tools * target), self.max_tokens * target
+        keep = set(protected)
+        evicted: list[str] = []
+        for name in self.lru_order():
+            if not self._over(count_target, token_target):
+                break
+            if name not in keep:
+                del self._entries[name]
+                evicted.append(name)
+        return tuple(evicted)
 
     def touch(self, names: Iterable[str]) -> None:
         """Mark loaded tools as used now (e.g. the model called them)."""

@@ -8,6 +8,7 @@ near-synonyms, which is the loop small models fall into otherwise.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ __all__ = [
     "meta_tool",
     "parse_search_arguments",
     "render_hits",
+    "render_answer",
+    "purpose",
     "one_line",
+    "LIMIT_REACHED",
 ]
 
 NO_MATCH = (
@@ -31,8 +35,15 @@ NO_MATCH = (
 )
 
 
+LIMIT_REACHED = (
+    "Search limit reached for this turn: use the tools you have, or answer the user."
+)
+
+
+@functools.lru_cache(maxsize=64)
 def meta_tool(name: str, *, default_limit: int, max_limit: int) -> Tool:
-    """The meta-tool as a `Tool`, so it is exported (and token-counted) like every other tool."""
+    """The meta-tool as a `Tool`, so it is exported (and token-counted) like every other tool. Built once
+    per options (cached): building and validating it on every `create()` cost more than the rest."""
     return Tool(
         name=name,
         description=(
@@ -105,10 +116,31 @@ def one_line(text: str, max_chars: int) -> str:
     return cut.rstrip(",;:.") + "…"
 
 
-def render_hits(tools: Sequence[Tool], *, max_chars: int) -> str:
-    """The tool message answering one search: names and one-line descriptions, or `NO_MATCH`."""
-    if not tools:
+def purpose(description: str, max_chars: int) -> str:
+    """A short purpose: the first sentence of the description, cut at a word boundary. The schema in
+    `tools` says the rest; repeating it here would be paid for twice."""
+    line = one_line(description, max(max_chars, 1) * 4)
+    first = line.split(". ", 1)[0].rstrip(".")
+    return one_line(first, max_chars)
+
+
+def render_answer(tools: Sequence[Tool], more: int = 0, *, max_chars: int) -> str:
+    """The text answering one search: names and short purposes of the tools that WILL be in the next
+    request, how many more matched but did not fit the budgets, or `NO_MATCH`."""
+    if not tools and not more:
         return NO_MATCH
-    lines = [f"Found {len(tools)} tool{'s' if len(tools) != 1 else ''}, now available to call:"]
-    lines += [f"- {t.name}: {one_line(t.description, max_chars)}".rstrip(": ") for t in tools]
+    lines = []
+    if tools:
+        lines.append("Callable now:")
+        lines += [f"- {t.name}: {purpose(t.description, max_chars)}".rstrip(": ") for t in tools]
+    if more:
+        lines.append(
+            f"{more} more match{'es' if more != 1 else ''} not loaded (tool budget full); "
+            + ("search more specifically." if tools else "use the tools you have.")
+        )
     return "\n".join(lines)
+
+
+def render_hits(tools: Sequence[Tool], *, max_chars: int) -> str:
+    """Backward-compatible name of `render_answer` without a budget note."""
+    return render_answer(tools, max_chars=max_chars)

@@ -19,6 +19,7 @@ from ..catalog.registry import META_TOOL_NAME
 __all__ = ["InterceptorOptions", "RoundLimitStrategy"]
 
 RoundLimitStrategy = Literal["withdraw", "raise", "return"]
+SearchMode = Literal["auto", "native", "function", "inline"]
 _STRATEGIES = ("withdraw", "raise", "return")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -45,7 +46,16 @@ class InterceptorOptions:
     - `todo_reminder_turns`: in the agent loop, after this many model turns without a call to a tool of
       the `todo_skill` skill, a reminder with the plan's summary is appended to the next tool result
       (0 disables it).
-    - `description_chars`: length cap of the one-line descriptions in search answers.
+    - `description_chars`: length cap of the short purpose shown per tool in search answers.
+    - `search_mode` (Responses API): "native" sends OpenAI's client-executed `tool_search` tool and
+      answers `tool_search_call` items with `tool_search_output` items; "function" offers a
+      `tool_search` function tool as Chat Completions does (any model or endpoint); "auto" picks native
+      for model names documented to support it (gpt-5.4 and later) and function otherwise.
+      `namespaces=True` groups natively loaded tools by skill in `namespace` tools. Anthropic Messages
+      (issue 11): "native" answers with `tool_reference` blocks and sends found tools `defer_loading`;
+      "inline" (= "function") injects their schemas into `tools`; "auto" is native on api.anthropic.com.
+    - `profile`: an object with `permits(tool) -> bool` (issue 12's profiles): searches only find the
+      tools it permits and calls to others are refused with an error the model reads.
     """
 
     meta_tool_name: str = META_TOOL_NAME
@@ -63,7 +73,10 @@ class InterceptorOptions:
     max_steps: int = 20
     todo_reminder_turns: int = 3
     todo_skill: str = "todo"
-    description_chars: int = 120
+    description_chars: int = 48
+    profile: Any = None
+    search_mode: SearchMode = "auto"  # Responses API: "native" | "function" | "auto" (issue 10)
+    namespaces: bool = False  # Responses native mode: found tools grouped by skill (issue 10)
 
     def __post_init__(self) -> None:
         if isinstance(self.pinned, str) or not all(isinstance(p, str) for p in self.pinned):
@@ -105,9 +118,18 @@ class InterceptorOptions:
                 f"option low_water={self.low_water!r} must be a fraction in (0, 1], e.g. 0.75 "
                 "(evict down to 75% of the budget)"
             )
-        for name in ("prefetch", "execute"):
+        if self.search_mode not in ("auto", "native", "function", "inline"):
+            raise ConfigError(
+                f"option search_mode={self.search_mode!r} is not one of 'auto', 'native', 'function', "
+                "'inline' (native: the API's own tool-search primitives; function/inline: schemas in tools)"
+            )
+        for name in ("prefetch", "execute", "namespaces"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"option {name}={getattr(self, name)!r} must be True or False")
+        if self.profile is not None and not callable(getattr(self.profile, "permits", None)):
+            raise ConfigError(
+                f"option profile={self.profile!r} must have a permits(tool) -> bool method (a toolsearch profile)"
+            )
         if self.meta_tool_name in self.pinned:
             raise ConfigError(
                 f"option pinned lists {self.meta_tool_name!r}, the search meta-tool itself; remove it"

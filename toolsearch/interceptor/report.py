@@ -7,7 +7,7 @@ frozen dataclasses; `Recorder` is the mutable builder the turn core fills in as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
 __all__ = ["CallRecord", "Recorder", "Report", "RoundRecord", "SearchRecord", "Usage"]
@@ -15,16 +15,19 @@ __all__ = ["CallRecord", "Recorder", "Report", "RoundRecord", "SearchRecord", "U
 
 @dataclass(frozen=True)
 class Usage:
+    """Token usage of one or more model calls, in provider-neutral names: `cached_tokens` is the cached
+    part of the input (Chat/Responses cached tokens, Anthropic `cache_read_input_tokens`),
+    `cache_creation_tokens` Anthropic's cache writes, `reasoning_tokens` the hidden reasoning output."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cache_creation_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.total_tokens + other.total_tokens,
-        )
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class RoundRecord:
     loaded: tuple[str, ...] = ()
     evicted: tuple[str, ...] = ()
     usage: Usage = Usage()
+    prefix_stable: bool = True  # its tools equal or extend the previous request's (prompt cache kept)
+    tool_choice: Any = None  # what toolsearch sent instead of the caller's (None: the caller's)
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,12 @@ class Report:
     usage: Usage = Usage()
     round_limit_hit: bool = False
     step_limit_hit: bool = False
+    # The agent loop's transcript: every hidden call and its result, in order, as provider-native
+    # messages ready to append to the caller's history (Chat: assistant + tool messages).
+    messages: tuple[Any, ...] = ()
+    # Cache stability of this conversation so far (the session's counters after this call).
+    requests: int = 0
+    stable_requests: int = 0
 
     @property
     def searches(self) -> tuple[SearchRecord, ...]:
@@ -98,10 +109,15 @@ class Recorder:
     dropped: list[str] = field(default_factory=list)
     round_limit_hit: bool = False
     step_limit_hit: bool = False
+    requests: int = 0  # the session's counters, filled in by the driver when the flow ends
+    stable_requests: int = 0
+    report: Report | None = None  # the last `build()`
 
-    def start_round(self, *, tools_sent: tuple[str, ...], tool_tokens: int, meta: bool) -> None:
+    def start_round(self, *, tools_sent: tuple[str, ...], tool_tokens: int, meta: bool,
+                    prefix_stable: bool = True, tool_choice: Any = None) -> None:
         self.rounds.append(
-            RoundRecord(len(self.rounds) + 1, tools_sent, tool_tokens, meta_offered=meta)
+            RoundRecord(len(self.rounds) + 1, tools_sent, tool_tokens, meta_offered=meta,
+                        prefix_stable=prefix_stable, tool_choice=tool_choice)
         )
 
     def update_round(self, **changes: Any) -> None:
@@ -113,18 +129,20 @@ class Recorder:
         }
         self.rounds[-1] = replace(current, **merged)
 
-    def note_change(self, loaded: tuple[str, ...], evicted: tuple[str, ...], dropped=()) -> None:
+    def note_change(self, loaded: tuple[str, ...], evicted: tuple[str, ...] = (), dropped=()) -> None:
         self.loaded += loaded
         self.evicted += evicted
         self.dropped += dropped
-        if self.rounds:
+        if self.rounds and (loaded or evicted):
             self.update_round(loaded=loaded, evicted=evicted)
 
-    def build(self) -> Report:
+    def build(self, *, messages: tuple[Any, ...] = ()) -> Report:
+        """The frozen report (kept as `.report`); `messages` is the adapter's rendering of the hidden
+        exchanges (the agent-loop transcript)."""
         total = Usage()
         for r in self.rounds:
             total = total + r.usage
-        return Report(
+        self.report = Report(
             rounds=tuple(self.rounds),
             prefetch=tuple(self.prefetch),
             loaded=tuple(self.loaded),
@@ -133,4 +151,8 @@ class Recorder:
             usage=total,
             round_limit_hit=self.round_limit_hit,
             step_limit_hit=self.step_limit_hit,
+            messages=tuple(messages),
+            requests=self.requests,
+            stable_requests=self.stable_requests,
         )
+        return self.report

@@ -1,0 +1,88 @@
+"""The sync and async loops around `turn_flow`, written once for every provider API.
+
+An `Adapter` knows one API (Chat Completions, Responses, Anthropic Messages): it turns the caller's
+kwargs into a `TurnInput`, an `AskModel` into the SDK kwargs of one request, an SDK response into a
+`ModelReply`, and the last response plus the `Outcome` into what the caller gets back (same type as the
+SDK's, with `.toolsearch`). `drive` / `adrive` connect the flow to `send` (one SDK call) and `run_tools`
+(the executor), so sync and async cannot drift apart. Streaming has its own loop in `streaming.py`.
+
+The driver also owns the session bookkeeping at the end of a call: the recorder gets the session's
+cache-stability counters before the adapter builds the report, and the session keeps the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from .core import AskModel, ModelReply, Outcome, RunTools, ToolCall, ToolOutput, TurnInput
+from .session import Session
+
+__all__ = ["Adapter", "adrive", "close_turn", "drive"]
+
+
+class Adapter(Protocol):
+    def turn_input(self, kwargs: dict[str, Any]) -> TurnInput: ...
+
+    def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]: ...
+
+    def reply(self, response: Any) -> ModelReply: ...
+
+    def finish(self, response: Any, outcome: Outcome) -> Any: ...
+
+
+def close_turn(session: Session, outcome: Outcome) -> None:
+    """Copy the session's counters into the recorder (before the adapter builds the report)."""
+    outcome.recorder.requests = session.requests
+    outcome.recorder.stable_requests = session.stable_requests
+
+
+def _done(session: Session, outcome: Outcome) -> None:
+    report = outcome.recorder.report or outcome.recorder.build()
+    session._finish(report)
+
+
+def drive(adapter: Adapter, flow: Any, send: Callable[[dict[str, Any]], Any],
+          run_tools: Callable[[tuple[ToolCall, ...]], list[ToolOutput]], *,
+          kwargs: dict[str, Any], session: Session) -> Any:
+    """Run one `create` synchronously: returns `adapter.finish(last_response, outcome)`."""
+    response = None
+    try:
+        action = next(flow)
+        while True:
+            if isinstance(action, RunTools):
+                action = flow.send(run_tools(action.calls))
+            else:
+                response = send(adapter.request(kwargs, action))
+                action = flow.send(adapter.reply(response))
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+    finally:
+        flow.close()
+    close_turn(session, outcome)
+    result = adapter.finish(response, outcome)
+    _done(session, outcome)
+    return result
+
+
+async def adrive(adapter: Adapter, flow: Any, send: Callable[[dict[str, Any]], Awaitable[Any]],
+                 run_tools: Callable[[tuple[ToolCall, ...]], Awaitable[list[ToolOutput]]], *,
+                 kwargs: dict[str, Any], session: Session) -> Any:
+    """`drive` for async clients: the same steps, awaiting the request and the tools."""
+    response = None
+    try:
+        action = next(flow)
+        while True:
+            if isinstance(action, RunTools):
+                action = flow.send(await run_tools(action.calls))
+            else:
+                response = await send(adapter.request(kwargs, action))
+                action = flow.send(adapter.reply(response))
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+    finally:
+        flow.close()
+    close_turn(session, outcome)
+    result = adapter.finish(response, outcome)
+    _done(session, outcome)
+    return result

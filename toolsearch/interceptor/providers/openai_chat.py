@@ -1,0 +1,388 @@
+"""The OpenAI Chat Completions adapter: `wrapped.chat.completions.*` with tool search.
+
+`ChatAdapter` maps the Chat API onto the core values (see `driver.Adapter`); `Completions` /
+`AsyncCompletions` are the namespaces the caller meets. Every entry point that talks to the model goes
+through the one flow: `create` (plain and `stream=True`), `parse`, `stream`, `with_raw_response.create`
+and `with_streaming_response.create`. What cannot be served faithfully is refused with a `ConfigError`
+naming the alternative, never sent around toolsearch.
+
+Shapes kept faithful to the API:
+- Hidden rounds replay the provider's assistant message with every field it sent (`reasoning_content`,
+  `refusal`, provider extras); only the SDK's client-side parse results (`parsed`) are removed.
+- `NOT_GIVEN` / `omit` mean "not passed" for every argument; `messages` may be any iterable.
+- The caller's `tool_choice` is adapted so the request is always one the API accepts: a forced function
+  names a tool that is in `tools`; `allowed_tools` gains the meta-tool and the loaded tools.
+- Summed usage keeps `prompt_tokens_details.cached_tokens` and `completion_tokens_details.reasoning_tokens`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from ..._errors import ConfigError
+from ...catalog.export import export_tool
+from ...catalog.model import Tool
+from ..core import AskModel, Forced, ModelReply, Outcome, ToolCall, TurnInput, model_error, turn_flow
+from ..driver import adrive, drive
+from ..report import Usage
+
+__all__ = ["AsyncCompletions", "ChatAdapter", "Completions", "clean_kwargs", "chat_usage", "usage_of"]
+
+_EXPORTS: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+_SDK_ONLY = ("parsed",)  # client-side parse results: never part of the wire message
+
+
+def exported(tool: Tool) -> dict[str, Any]:
+    """The Chat tool dict of a catalog tool, built once per Tool object (tools are frozen)."""
+    key = id(tool)
+    hit = _EXPORTS.get(key)
+    if hit is not None and hit[0]() is tool:
+        return hit[1]
+    value = export_tool(tool, "openai")
+    _EXPORTS[key] = (weakref.ref(tool, lambda _r, k=key: _EXPORTS.pop(k, None)), value)
+    return value
+
+
+def _given(value: Any) -> bool:
+    from openai._types import NotGiven, Omit
+
+    return not isinstance(value, (NotGiven, Omit))
+
+
+def clean_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Drop NOT_GIVEN/omit arguments; materialise `messages` and `tools` (any iterable) as lists."""
+    out = {k: v for k, v in kwargs.items() if _given(v)}
+    for key in ("messages", "tools"):
+        if key in out and out[key] is not None and not isinstance(out[key], list):
+            if isinstance(out[key], (str, bytes, Mapping)):
+                raise ConfigError(f"create(): {key}= must be a list (or any iterable) of {key}, got "
+                                  f"{type(out[key]).__name__}")
+            out[key] = list(out[key])
+    return out
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    return obj.get(key, default) if isinstance(obj, Mapping) else getattr(obj, key, default)
+
+
+def _tool_name(tool: Any) -> str:
+    kind = _get(tool, "type", "function")
+    return str(_get(_get(tool, kind, {}) or {}, "name", "") or "")
+
+
+def _forced_name(choice: Any) -> str | None:
+    if isinstance(choice, Mapping) and choice.get("type") in ("function", "custom"):
+        return _get(choice.get(choice["type"]) or {}, "name")
+    return None
+
+
+def usage_of(u: Any) -> Usage:
+    """Core `Usage` from an openai `CompletionUsage` (details kept)."""
+    if u is None:
+        return Usage()
+    cached = _get(_get(u, "prompt_tokens_details") or {}, "cached_tokens") or 0
+    reasoning = _get(_get(u, "completion_tokens_details") or {}, "reasoning_tokens") or 0
+    return Usage(u.prompt_tokens or 0, u.completion_tokens or 0, u.total_tokens or 0, cached, reasoning)
+
+
+def chat_usage(u: Usage) -> Any:
+    """An openai `CompletionUsage` carrying the summed figures and their cached/reasoning details."""
+    from openai.types import CompletionUsage
+    from openai.types.completion_usage import CompletionTokensDetails, PromptTokensDetails
+
+    return CompletionUsage(
+        prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, total_tokens=u.total_tokens,
+        prompt_tokens_details=PromptTokensDetails(cached_tokens=u.cached_tokens),
+        completion_tokens_details=CompletionTokensDetails(reasoning_tokens=u.reasoning_tokens),
+    )
+
+
+def wire_message(message: Any) -> dict[str, Any]:
+    """The assistant message as sent back to the API: every field the provider sent, SDK-only removed."""
+    data = message.model_dump(mode="json", exclude_unset=True) if hasattr(message, "model_dump") else dict(message)
+    for key in _SDK_ONLY:
+        data.pop(key, None)
+    for call in data.get("tool_calls") or ():
+        call.pop("parsed_arguments", None)
+        call.get("function", {}).pop("parsed_arguments", None)
+    data["role"] = "assistant"
+    data.setdefault("content", None)
+    if not data.get("tool_calls"):
+        data.pop("tool_calls", None)
+    return data
+
+
+class ChatAdapter:
+    """Chat Completions <-> core values (stateless apart from the options)."""
+
+    def __init__(self, wrapper: Any):
+        self.w = wrapper
+        self.meta_name = wrapper.options.meta_tool_name
+
+    # -- driver.Adapter ------------------------------------------------------------------------
+    def turn_input(self, kwargs: dict[str, Any]) -> TurnInput:
+        if kwargs.get("n") not in (None, 1):
+            raise ConfigError(f"n={kwargs['n']} is not supported through toolsearch.wrap(); use n=1")
+        if kwargs.get("functions") is not None or kwargs.get("function_call") is not None:
+            raise ConfigError("the deprecated functions=/function_call= cannot be combined with tool "
+                              "search; pass tools=[...] and tool_choice=...")
+        messages = kwargs.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise ConfigError("create() needs messages=[...] (a non-empty iterable of chat messages)")
+        names = frozenset(_tool_name(t) for t in kwargs.get("tools") or []) - {""}
+        if self.meta_name in names:
+            raise ConfigError(
+                f"your tools include {self.meta_name!r}, the name reserved for the search meta-tool; "
+                "rename your tool or pass meta_tool_name=... to wrap()"
+            )
+        choice = kwargs.get("tool_choice")
+        history = []
+        for m in messages:
+            if _get(m, "role") == "assistant":
+                for c in _get(m, "tool_calls") or ():
+                    name = _get(_get(c, "function") or _get(c, "custom") or {}, "name")
+                    if name and name != self.meta_name:
+                        history.append(name)
+        last = messages[-1]
+        return TurnInput(
+            caller_tools=names,
+            last_user_text=_user_text(last),
+            new_user_turn=_get(last, "role") == "user",
+            forced=_forced_name(choice),
+            required=choice == "required",
+            history_tools=tuple(dict.fromkeys(history)),
+            reminder=self.w._reminder(),
+        )
+
+    def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]:
+        request = dict(kwargs)
+        messages = list(kwargs["messages"])
+        messages += self.transcript(ask.transcript)
+        request["messages"] = messages
+        request["tools"] = list(kwargs.get("tools") or []) + [exported(t) for t in ask.tools]
+        choice = kwargs.get("tool_choice")
+        if ask.tool_choice is not None:
+            choice = {"type": "function", "function": {"name": ask.tool_choice.name}} if isinstance(
+                ask.tool_choice, Forced) else ask.tool_choice
+        elif isinstance(choice, Mapping) and choice.get("type") == "allowed_tools":
+            allowed = dict(choice.get("allowed_tools") or {})
+            listed = list(allowed.get("tools") or [])
+            have = {_tool_name(t) for t in listed}
+            listed += [{"type": "function", "function": {"name": t.name}} for t in ask.tools if t.name not in have]
+            choice = {"type": "allowed_tools", "allowed_tools": {**allowed, "tools": listed}}
+        if choice is None:
+            request.pop("tool_choice", None)
+        else:
+            request["tool_choice"] = choice
+        return request
+
+    def transcript(self, exchanges: Any) -> list[dict[str, Any]]:
+        """Hidden exchanges as Chat messages: the assistant message verbatim, then one tool message per
+        call in call order (also `response.toolsearch.messages`, ready for the caller's history)."""
+        out: list[dict[str, Any]] = []
+        for exchange in exchanges:
+            raw = exchange.reply.raw
+            out.append(dict(raw) if isinstance(raw, Mapping) else _plain(exchange.reply))
+            out += [{"role": "tool", "tool_call_id": i, "content": a.text} for i, a in exchange.answers]
+        return out
+
+    def reply(self, response: Any) -> ModelReply:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise model_error("the model's response has no choices (empty `choices`)", response)
+        choice = choices[0]
+        message = choice.message
+        calls = []
+        for c in message.tool_calls or ():
+            fn = getattr(c, "function", None) or getattr(c, "custom", None)
+            args = getattr(fn, "arguments", None) or getattr(fn, "input", None) or ""
+            calls.append(ToolCall(c.id, fn.name, args))
+        ids = [c.id for c in calls]
+        if len(set(ids)) != len(ids):
+            raise model_error(f"the model sent duplicate tool call ids {sorted({i for i in ids if ids.count(i) > 1})}",
+                              response)
+        if calls and choice.finish_reason == "length":
+            raise model_error(
+                "the model hit its output token limit inside a tool call (finish_reason='length'); the "
+                "arguments are cut off: raise max_tokens / max_completion_tokens", response)
+        return ModelReply(text=message.content, calls=tuple(calls), usage=usage_of(response.usage),
+                          raw=wire_message(message), truncated=choice.finish_reason == "length")
+
+    def finish(self, response: Any, outcome: Outcome) -> Any:
+        report = outcome.recorder.build(messages=tuple(self.transcript(outcome.hidden)))
+        choice = response.choices[0]
+        calls = choice.message.tool_calls
+        if calls and outcome.drop_call_ids:
+            kept = [c for c in calls if c.id not in outcome.drop_call_ids]
+            choice.message.tool_calls = kept or None
+            if not kept and choice.finish_reason == "tool_calls":
+                choice.finish_reason = "stop"
+        if report.model_calls > 1:
+            response.usage = chat_usage(report.usage)
+        response.toolsearch = report  # type: ignore[attr-defined]
+        return response
+
+
+def _plain(reply: ModelReply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.calls
+        ]
+    return message
+
+
+def _user_text(message: Any) -> str | None:
+    if _get(message, "role") != "user":
+        return None
+    content = _get(message, "content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        return " ".join(str(_get(p, "text", "")) for p in content if _get(p, "type") == "text") or None
+    return None
+
+
+# -- the namespaces the caller meets ---------------------------------------------------------------
+class Completions:
+    """`wrapped.chat.completions` (sync)."""
+
+    def __init__(self, wrapper: Any):
+        self._w = wrapper
+
+    @property
+    def _sdk(self) -> Any:
+        return self._w._client.chat.completions
+
+    def __getattr__(self, name: str) -> Any:  # retrieve/list/update/delete/messages: no tools sent
+        return getattr(self._sdk, name)
+
+    def _begin(self, kwargs: dict[str, Any]) -> tuple[ChatAdapter, dict[str, Any], Any, Any]:
+        kwargs = clean_kwargs(kwargs)
+        adapter = ChatAdapter(self._w)
+        session = self._w.default_session
+        flow = turn_flow(session, self._w.retriever, adapter.turn_input(kwargs))
+        return adapter, kwargs, session, flow
+
+    def create(self, **kwargs: Any) -> Any:
+        if kwargs.get("stream") is True:
+            from .openai_chat_stream import ChatStream
+
+            return ChatStream.open(self, kwargs)
+        adapter, kwargs, session, flow = self._begin(kwargs)
+        kwargs.pop("stream", None)
+        return drive(adapter, flow, lambda req: self._sdk.create(**req), self._w._run_tools(session),
+                     kwargs=kwargs, session=session)
+
+    def parse(self, **kwargs: Any) -> Any:
+        """`parse()` over the flow: the caller's tools must be strict (as openai requires), the catalog
+        tools are not parsed; the final message's `parsed` comes from `response_format`."""
+        from openai.lib._parsing._completions import parse_chat_completion, type_to_response_format_param
+        from openai.lib._parsing._completions import validate_input_tools
+
+        kwargs = clean_kwargs(kwargs)
+        caller_tools = validate_input_tools(kwargs.get("tools")) if kwargs.get("tools") else None
+        response_format = kwargs.pop("response_format", None)
+        if response_format is not None:
+            kwargs["response_format"] = type_to_response_format_param(response_format)
+        final = self.create(**kwargs)
+        report = final.toolsearch
+        parsed = parse_chat_completion(
+            response_format=response_format if response_format is not None else _omit(),
+            chat_completion=final, input_tools=caller_tools if caller_tools else _omit(),
+        )
+        parsed.toolsearch = report  # type: ignore[attr-defined]
+        return parsed
+
+    def stream(self, **kwargs: Any) -> Any:
+        """`chat.completions.stream(...)`: openai's own stream manager over our `create(stream=True)`."""
+        from openai.lib._chat_completion_resources import stream
+
+        return stream(self, **kwargs)
+
+    @property
+    def with_raw_response(self) -> Any:
+        from .openai_chat_stream import RawCompletions
+
+        return RawCompletions(self)
+
+    @property
+    def with_streaming_response(self) -> Any:
+        from .openai_chat_stream import StreamingResponseCompletions
+
+        return StreamingResponseCompletions(self)
+
+
+class AsyncCompletions(Completions):
+    """`wrapped.chat.completions` (async): the same flow, awaited."""
+
+    async def create(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        await self._w._ready()
+        if kwargs.get("stream") is True:
+            from .openai_chat_stream import AsyncChatStream
+
+            return await AsyncChatStream.open(self, kwargs)
+        adapter, kwargs, session, flow = self._begin(kwargs)
+        kwargs.pop("stream", None)
+
+        async def send(req: dict[str, Any]) -> Any:
+            return await self._sdk.create(**req)
+
+        return await adrive(adapter, flow, send, self._w._arun_tools(session), kwargs=kwargs, session=session)
+
+    async def parse(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        from openai.lib._parsing._completions import parse_chat_completion, type_to_response_format_param
+        from openai.lib._parsing._completions import validate_input_tools
+
+        kwargs = clean_kwargs(kwargs)
+        caller_tools = validate_input_tools(kwargs.get("tools")) if kwargs.get("tools") else None
+        response_format = kwargs.pop("response_format", None)
+        if response_format is not None:
+            kwargs["response_format"] = type_to_response_format_param(response_format)
+        final = await self.create(**kwargs)
+        parsed = parse_chat_completion(
+            response_format=response_format if response_format is not None else _omit(),
+            chat_completion=final, input_tools=caller_tools if caller_tools else _omit(),
+        )
+        parsed.toolsearch = final.toolsearch  # type: ignore[attr-defined]
+        return parsed
+
+    def stream(self, **kwargs: Any) -> Any:
+        from openai.lib._chat_completion_resources import async_stream
+
+        return async_stream(self, **kwargs)
+
+    @property
+    def with_raw_response(self) -> Any:
+        from .openai_chat_stream import AsyncRawCompletions
+
+        return AsyncRawCompletions(self)
+
+    @property
+    def with_streaming_response(self) -> Any:
+        from .openai_chat_stream import AsyncStreamingResponseCompletions
+
+        return AsyncStreamingResponseCompletions(self)
+
+
+def _omit() -> Any:
+    from openai import omit
+
+    return omit
+
+
+class Chat:
+    """`wrapped.chat`: `completions` is ours; anything else is forwarded."""
+
+    def __init__(self, wrapper: Any):
+        self._w = wrapper
+
+    @property
+    def completions(self) -> Completions:
+        return (AsyncCompletions if self._w.is_async else Completions)(self._w)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._w._client.chat, name)

@@ -111,14 +111,16 @@ def test_resolve_import_path_kinds():
 def test_class_handler_lives_for_one_skill_load():
     registry = Registry([counter_skill()])
     with Executor(registry) as ex:
-        assert [e.split()[0] for e in EVENTS] == ["init"]  # instantiated when the skill loaded
+        assert EVENTS == []  # handlers are imported and instantiated at call time only
         assert ex.run("count").text == "1"
+        assert [e.split()[0] for e in EVENTS] == ["init"]
         assert ex.run("count", {"step": 5}).text == "6"  # same instance, state kept
-        registry.put(counter_skill("2"))  # replaced: new one initialized first, then the old closed
+        registry.put(counter_skill("2"))  # replaced: the old one closed, the next call makes a new one
         first = EVENTS[0].split()[1]
-        assert EVENTS[2] == f"close {first}" and EVENTS[1].startswith("init ")
-        second = EVENTS[1].split()[1]
+        assert EVENTS[1] == f"close {first}"
         assert ex.run("count").text == "1"
+        assert EVENTS[2].startswith("init ")
+        second = EVENTS[2].split()[1]
         registry.remove("counter")
         assert EVENTS[-1] == f"close {second}"
         assert ex.run("count").error_kind == "not_found"
@@ -126,8 +128,8 @@ def test_class_handler_lives_for_one_skill_load():
 
 
 def test_executor_close_closes_instances():
-    with Executor(Registry([counter_skill()])):
-        pass
+    with Executor(Registry([counter_skill()])) as ex:
+        ex.run("count")
     assert [e.split()[0] for e in EVENTS] == ["init", "close"]
 
 
@@ -213,8 +215,12 @@ def test_handler_set_follows_the_registry_by_identity():
     registry = Registry([counter_skill()])
     handlers = HandlerSet(registry)
     assert handlers.names() == ["count"]
+    with handlers.acquire("count"):
+        pass
     registry.put(counter_skill())  # an equal skill put again is still a reload
-    assert [e.split()[0] for e in EVENTS] == ["init", "init", "close"]
+    with handlers.acquire("count"):
+        pass
+    assert [e.split()[0] for e in EVENTS] == ["init", "close", "init"]
     handlers.close()
     registry.put(counter_skill("3"))  # a closed set ignores later changes
-    assert [e.split()[0] for e in EVENTS] == ["init", "init", "close", "close"]
+    assert [e.split()[0] for e in EVENTS] == ["init", "close", "init", "close"]

@@ -103,3 +103,44 @@ def test_hostile_arguments_are_invalid_arguments(executor, arguments):
 def test_arguments_at_the_depth_limit_still_pass(executor):
     nested = _deep(MAX_ARGUMENT_DEPTH - 2)
     assert executor.run("hostile", {"kind": "ok", "payload": nested}).text == "fine"
+
+
+# --- item 10: handlers are imported at call time only; allowed_handler_modules ------------------
+
+def test_handlers_are_imported_at_call_time_only(tmp_path, monkeypatch):
+    from toolsearch import Skill, Tool
+
+    marker = tmp_path / "imported"
+    (tmp_path / "lazy_handler_mod13.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\ndef run():\n    return 'ran'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    skill = Skill(name="lazy", tools=[Tool(name="lazy_run", handler="lazy_handler_mod13:run")])
+    with Executor([skill]) as ex:
+        assert not marker.exists()  # loading the skill and building the executor imported nothing
+        assert ex.run("lazy_run").text == "ran"
+        assert marker.exists()
+
+
+def test_allowed_handler_modules_refuse_other_modules_without_importing(tmp_path):
+    from toolsearch import Skill, Tool
+
+    marker = tmp_path / "ran"
+    skill = Skill(name="evil", tools=[
+        Tool(name="system", handler="os:system",
+             input_schema={"type": "object", "properties": {"command": {"type": "string"}}}),
+        Tool(name="utc_now", handler="toolsearch.builtin.clock:now"),
+    ])
+    with Executor([skill], allowed_handler_modules=["toolsearch.builtin"]) as ex:
+        result = ex.run("system", {"command": f"touch {marker}"})
+        assert result.error_kind == "no_handler" and "allowed handler modules" in result.text
+    assert not marker.exists()
+
+
+def test_handler_problem_names_what_is_wrong():
+    from toolsearch.runtime.handlers import handler_problem
+
+    assert handler_problem("toolsearch.builtin.text:regex_find") is None
+    assert "cannot import module" in handler_problem("no_such_mod_13:f")
+    assert "has no attribute" in handler_problem("toolsearch.builtin.text:nope")
+    assert "not callable" in handler_problem("toolsearch.builtin.text:MAX_TEXT")
+    assert "allowed" in handler_problem("os:system", allowed_modules=("toolsearch",))

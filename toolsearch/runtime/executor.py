@@ -126,7 +126,9 @@ class Executor:
     """Runs tool calls against a Registry (followed live), a Catalog, Skills, or a skills folder path
     (loaded strictly: any problem raises `SkillError`).
 
-    `context` is the default `ToolContext` (a call may pass its own, e.g. one per session). Async
+    `context` is the default `ToolContext` (a call may pass its own, e.g. one per session).
+    `allowed_handler_modules` (e.g. `["toolsearch.builtin", "mycompany.tools"]`): import-path handlers
+    outside these modules are refused (skill files are code; see `handlers`); None allows any. Async
     handlers share an event loop with other calls and must not block it: a blocking async handler
     cannot be timed out; write it sync and it gets its own thread.
     """
@@ -141,6 +143,7 @@ class Executor:
         sleep: Sleep | None = None,
         profile: Any = None,
         max_output_chars: int = MAX_OUTPUT_CHARS,
+        allowed_handler_modules: Iterable[str] | None = None,
     ):
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -156,7 +159,10 @@ class Executor:
             raise ConfigError(f"profile={profile!r} must have permits(tool) -> bool (toolsearch.profiles)")
         # Calls to tools outside the profile are refused exactly like unknown tools (issue 12).
         self.profile = profile
-        self._handlers = HandlerSet(self.registry)
+        allowed = None if allowed_handler_modules is None else tuple(
+            [allowed_handler_modules] if isinstance(allowed_handler_modules, str) else allowed_handler_modules)
+        self.allowed_handler_modules = allowed
+        self._handlers = HandlerSet(self.registry, allowed_modules=allowed)
         # One semaphore per event loop: asyncio primitives are bound to the loop that uses them.
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()

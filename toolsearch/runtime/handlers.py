@@ -9,12 +9,19 @@ an import path:
     pkg.mod:Class.method    the method of that one instance: several tools of a skill can share
                             one object (a database connection, an HTTP session)
 
-`HandlerSet` follows a `Registry`. When a skill is loaded its class handlers are instantiated and their
-`init()` called; when the skill is replaced or removed its instances are retired and `close()` (or the
-seed's `destroy()`) is called once no call is still using them, so a reload never pulls an object out
-from under a running call. On a replace, the new instances are initialized before the old ones are
-closed: the tool never has a moment without a working handler. Resolution failures (a module that does not import, an `init()` that raises)
-do not break the registry: they are kept on the tool's `Binding` and reported when the tool is called.
+`HandlerSet` follows a `Registry`. A handler is imported (and a class handler instantiated, its `init()`
+called) when one of its tools is first called in that skill load, never when the skill loads: loading or
+searching a catalog runs no code from it. When the skill is replaced or removed its instances are
+retired and `close()` (or the seed's `destroy()`) is called once no call is still using them, so a
+reload never pulls an object out from under a running call; the next call binds the new version.
+Resolution failures (a module that does not import, an `init()` that raises) do not break the registry:
+they are kept on the tool's `Binding` and reported when the tool is called.
+
+Trust. A skill file is code: its `handler` names any importable callable (`os:system` included), and
+whoever can write skill files can run code in this process. `allowed_modules` (the Executor's
+`allowed_handler_modules`) narrows that: an import-path handler outside those modules (and their
+submodules) is refused with a `no_handler` result, without importing it. Handlers given as Python
+callables (`@tool` functions) were put there by the program itself and are always allowed.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
 
-__all__ = ["Binding", "HandlerSet", "Lease", "resolve_import_path"]
+__all__ = ["Binding", "HandlerSet", "Lease", "handler_problem", "module_allowed", "resolve_import_path"]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +83,42 @@ def resolve_import_path(path: str) -> tuple[Any, type | None, str]:
     return obj, owner, parts[-1]
 
 
+def module_allowed(handler: str, allowed_modules: tuple[str, ...] | None) -> bool:
+    """Whether the import path's module is one of `allowed_modules` or inside one (None: any)."""
+    if allowed_modules is None:
+        return True
+    module = handler.partition(":")[0]
+    return any(module == m or module.startswith(m + ".") for m in allowed_modules)
+
+
+def _refusal(handler: str, allowed_modules: tuple[str, ...]) -> str:
+    shown = ", ".join(allowed_modules) or "none"
+    return (f"its handler {handler!r} is outside the allowed handler modules ({shown}); "
+            "allow its module with allowed_handler_modules")
+
+
+def handler_problem(handler: Any, *, allowed_modules: tuple[str, ...] | None = None) -> str | None:
+    """Why `handler` cannot be called (None if it can): not allowed, does not import, not callable.
+
+    For `toolsearch validate`: imports the module but instantiates no class (that is the call's job)."""
+    if handler is None or not isinstance(handler, str):
+        return None if handler is None or callable(handler) else f"{handler!r} is not callable"
+    if not module_allowed(handler, allowed_modules):
+        return _refusal(handler, allowed_modules or ())
+    try:
+        obj, _, _ = resolve_import_path(handler)
+    except LookupError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - a module that raises on import
+        return f"importing {handler!r} raised {type(exc).__name__}: {exc}"
+    if isinstance(obj, type):
+        defined = {name for cls in obj.__mro__[:-1] for name in vars(cls)}  # object's own excluded
+        if "__call__" in defined or "execute" in defined:
+            return None
+        return f"class {obj.__qualname__} has neither __call__ nor execute()"
+    return None if callable(obj) else f"{handler!r} is not callable"
+
+
 def _is_async(fn: Any) -> bool:
     for candidate in (fn, getattr(fn, "__call__", None), getattr(fn, "fn", None),
                       getattr(fn, "func", None), getattr(fn, "__wrapped__", None)):
@@ -102,13 +145,25 @@ def _signature_facts(fn: Callable[..., Any]) -> tuple[bool, frozenset[str] | Non
 class _SkillLoad:
     """One load of one skill: its bindings, its class instances, and how many calls use them."""
 
-    def __init__(self, skill: Skill):
+    def __init__(self, skill: Skill, allowed_modules: tuple[str, ...] | None = None):
         self.skill = skill
+        self.allowed_modules = allowed_modules
         self.instances: dict[type, Any] = {}
         self.active = 0
         self.retired = False
         self.closed = False
-        self.bindings = {t.name: self._bind(t) for t in skill.tools}
+        self.tools = {t.name: t for t in skill.tools}
+        self._bindings: dict[str, Binding] = {}
+        self._bind_lock = threading.Lock()
+
+    def binding(self, name: str) -> Binding:
+        """The binding of tool `name`, resolved (imported, instantiated) on its first call."""
+        with self._bind_lock:  # one import/instantiation per tool even under concurrent first calls
+            if self.closed:  # the executor closed under this call: create no new instance
+                return Binding(self.tools[name], None, "the executor was closed")
+            if name not in self._bindings:
+                self._bindings[name] = self._bind(self.tools[name])
+            return self._bindings[name]
 
     def _instance(self, cls: type) -> Any:
         if cls not in self.instances:
@@ -124,6 +179,8 @@ class _SkillLoad:
         if handler is None:
             return Binding(tool, None, "it is search-only: its catalog gives it no handler to run")
         where = f"its handler {handler!r}" if isinstance(handler, str) else "its handler"
+        if isinstance(handler, str) and not module_allowed(handler, self.allowed_modules):
+            return Binding(tool, None, _refusal(handler, self.allowed_modules or ()))
         try:
             target = self._target(handler)
         except Exception as exc:  # an import or init() failure must not break the registry
@@ -154,10 +211,12 @@ class _SkillLoad:
         return obj
 
     def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        for instance in self.instances.values():
+        with self._bind_lock:
+            if self.closed:
+                return
+            self.closed = True
+            instances = list(self.instances.values())
+        for instance in instances:
             closer = getattr(instance, "close", None) or getattr(instance, "destroy", None)
             if callable(closer):
                 try:
@@ -195,7 +254,8 @@ class Lease:
 class HandlerSet:
     """The bindings of every loaded skill, kept in step with a Registry."""
 
-    def __init__(self, registry: Registry):
+    def __init__(self, registry: Registry, *, allowed_modules: tuple[str, ...] | None = None):
+        self._allowed = tuple(allowed_modules) if allowed_modules is not None else None
         self._lock = threading.Lock()
         self._loads: dict[str, _SkillLoad] = {}
         self._tools: dict[str, _SkillLoad] = {}
@@ -215,12 +275,12 @@ class HandlerSet:
             current = self._loads.get(skill.name)
             # Identity, not equality: a put() of an equal skill is still a reload (fresh instances).
             same = current is not None and current.skill is skill
-            loads[skill.name] = current if same else _SkillLoad(skill)  # type: ignore[assignment]
+            loads[skill.name] = current if same else _SkillLoad(skill, self._allowed)  # type: ignore[assignment]
         for name, load in self._loads.items():
             if loads.get(name) is not load:
                 self._retire(load)
         self._loads = loads
-        self._tools = {t: load for load in loads.values() for t in load.bindings}
+        self._tools = {t: load for load in loads.values() for t in load.tools}
 
     def _retire(self, load: _SkillLoad) -> None:
         load.retired = True
@@ -244,9 +304,9 @@ class HandlerSet:
         if load is None:
             yield None
             return
-        lease = Lease(self, load, load.bindings[tool_name])
-        release = lease._adopt()
+        release = Lease(self, load, None)._adopt()  # type: ignore[arg-type]
         try:
+            lease = Lease(self, load, load.binding(tool_name))  # imports on the first call only
             yield lease
         finally:
             release()

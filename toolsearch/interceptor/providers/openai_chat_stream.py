@@ -1,0 +1,357 @@
+"""Chat Completions streaming and raw-response views over the turn flow.
+
+- `ChatAccumulator` implements `streaming.RoundAccumulator` for `ChatCompletionChunk`s with openai's own
+  `ChatCompletionStreamState` (so a round's reply is exactly what openai would have assembled).
+- `ChatStream` / `AsyncChatStream` are what `create(stream=True)` returns: iterables of chunks (text as
+  it arrives, hidden rounds consumed, visible calls renumbered, one summed usage chunk with
+  `include_usage`), context managers, with `.response.close()` like openai's `Stream` (so
+  `chat.completions.stream()`'s manager can wrap them) and `.toolsearch` once the stream has ended.
+- `RawCompletions` (`with_raw_response`) and `StreamingResponseCompletions` (`with_streaming_response`)
+  run the same flow and hand back the last round's raw response with `.parse()` returning the finished
+  completion. Streaming through the raw views is refused (ConfigError), never sent around toolsearch.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ..._errors import ConfigError
+from ..driver import adrive, drive
+from ..report import Usage
+from ..streaming import astream_rounds, stream_rounds
+from .openai_chat import chat_usage, clean_kwargs
+
+__all__ = ["AsyncChatStream", "ChatAccumulator", "ChatStream", "RawCompletions", "StreamingResponseCompletions"]
+
+
+class ChatAccumulator:
+    """One round of chunks (see `streaming.RoundAccumulator`)."""
+
+    def __init__(self, adapter: Any, *, include_usage: bool, first: bool = True):
+        from openai.lib.streaming.chat import ChatCompletionStreamState
+
+        self.adapter = adapter
+        self.first = first  # later rounds must not repeat the role delta (consumers concatenate it)
+        self.include_usage = include_usage
+        self.state = ChatCompletionStreamState()
+        self.held: list[Any] = []
+        self.usage: Any = None
+        self.last: Any = None
+
+    def feed(self, chunk: Any) -> list[Any]:
+        self.last = chunk
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+        if not chunk.choices:  # the usage chunk: summed and sent once at the very end
+            return []
+        self.state.handle_chunk(chunk)
+        choice = chunk.choices[0]
+        delta = choice.delta
+        if not (delta.tool_calls or choice.finish_reason):
+            if delta.role and not self.first:
+                if not (delta.content or delta.refusal):
+                    return []
+                chunk = chunk.model_copy(deep=True)
+                chunk.choices[0].delta.role = None
+            return [_without_usage(chunk)]
+        if delta.content or delta.refusal:  # text and calls in one chunk: the text goes now
+            text = chunk.model_copy(deep=True)
+            text.choices[0].delta.tool_calls, text.choices[0].finish_reason = None, None
+            held = chunk.model_copy(deep=True)
+            held.choices[0].delta.content = held.choices[0].delta.refusal = None
+            self.held.append(held)
+            return [_without_usage(text)]
+        self.held.append(chunk)
+        return []
+
+    def reply(self) -> Any:
+        completion = self.state.get_final_completion()
+        if self.usage is not None:
+            completion.usage = self.usage
+        return self.adapter.reply(completion)
+
+    def visible(self, drop_call_ids: frozenset[str]) -> list[Any]:
+        ids: dict[int, str] = {}
+        for chunk in self.held:
+            for d in chunk.choices[0].delta.tool_calls or ():
+                if d.id:
+                    ids[d.index] = d.id
+        kept = [i for i in sorted(ids) if ids[i] not in drop_call_ids]
+        renumber = {old: new for new, old in enumerate(kept)}
+        out = []
+        for chunk in self.held:
+            choice = chunk.choices[0]
+            deltas = choice.delta.tool_calls
+            if deltas:
+                deltas = [d for d in deltas if d.index in renumber]
+                if not deltas and not choice.finish_reason:
+                    continue
+                chunk = chunk.model_copy(deep=True)
+                choice = chunk.choices[0]
+                deltas = [d for d in choice.delta.tool_calls if d.index in renumber]
+                for d in deltas:
+                    d.index = renumber[d.index]
+                choice.delta.tool_calls = deltas or None
+            if choice.finish_reason == "tool_calls" and not kept:
+                chunk = chunk.model_copy(deep=True)
+                chunk.choices[0].finish_reason = "stop"
+            out.append(_without_usage(chunk))
+        return out
+
+    def usage_event(self, total: Usage) -> Any | None:
+        if not self.include_usage or self.last is None:
+            return None
+        return self.last.model_copy(update={"choices": [], "usage": chat_usage(total)})
+
+
+def _without_usage(chunk: Any) -> Any:
+    return chunk if chunk.usage is None else chunk.model_copy(update={"usage": None})
+
+
+def _accumulators(adapter: Any, include: bool) -> Any:
+    rounds = itertools.count()
+    return lambda: ChatAccumulator(adapter, include_usage=include, first=next(rounds) == 0)
+
+
+def _stream_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The caller's kwargs for the flow, and whether the caller asked for the usage chunk. Every round
+    is requested with include_usage so hidden rounds' usage can be summed."""
+    kwargs = dict(kwargs)
+    kwargs.pop("stream", None)
+    options = dict(kwargs.pop("stream_options", None) or {})
+    include = bool(options.get("include_usage"))
+    kwargs["stream_options"] = {**options, "include_usage": True}
+    return kwargs, include
+
+
+class _Response:
+    """`.response` of our streams: `close()` ends the whole stream; the rest is the current round's."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def close(self) -> None:
+        self._stream.close()
+
+    async def aclose(self) -> None:
+        await self._stream.close()
+
+    def __getattr__(self, name: str) -> Any:
+        current = self._stream._current
+        if current is None:
+            raise AttributeError(name)
+        return getattr(current.response, name)
+
+
+class ChatStream:
+    """What `create(stream=True)` returns (sync)."""
+
+    def __init__(self) -> None:
+        self.toolsearch = None
+        self._current: Any = None
+        self._iterator: Any = iter(())
+        self.response = _Response(self)
+
+    @classmethod
+    def open(cls, completions: Any, kwargs: dict[str, Any]) -> ChatStream:
+        stream = cls()
+        adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
+        kwargs, include = _stream_kwargs(kwargs)
+
+        def open_round(request: dict[str, Any]) -> Any:
+            stream._current = completions._sdk.create(**request, stream=True)
+            return stream._current
+
+        stream._iterator = stream_rounds(
+            adapter, flow, open_round, completions._w._run_tools(session),
+            _accumulators(adapter, include),
+            kwargs=kwargs, session=session, on_end=lambda report: setattr(stream, "toolsearch", report),
+        )
+        return stream
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._iterator)
+
+    def __enter__(self) -> ChatStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._iterator.close()
+        if self._current is not None:
+            self._current.close()
+
+
+class AsyncChatStream:
+    """What `await create(stream=True)` returns (async)."""
+
+    def __init__(self) -> None:
+        self.toolsearch = None
+        self._current: Any = None
+        self._iterator: Any = None
+        self.response = _Response(self)
+
+    @classmethod
+    async def open(cls, completions: Any, kwargs: dict[str, Any]) -> AsyncChatStream:
+        stream = cls()
+        adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
+        kwargs, include = _stream_kwargs(kwargs)
+
+        async def open_round(request: dict[str, Any]) -> Any:
+            stream._current = await completions._sdk.create(**request, stream=True)
+            return stream._current
+
+        stream._iterator = astream_rounds(
+            adapter, flow, open_round, completions._w._arun_tools(session),
+            _accumulators(adapter, include),
+            kwargs=kwargs, session=session, on_end=lambda report: setattr(stream, "toolsearch", report),
+        )
+        return stream
+
+    def __aiter__(self) -> Any:
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self._iterator.__anext__()
+
+    async def __aenter__(self) -> AsyncChatStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._iterator.aclose()
+        if self._current is not None:
+            await self._current.close()
+
+
+# -- raw-response views --------------------------------------------------------------------------
+class RawResult:
+    """The last round's raw response; `parse()` gives the finished completion (hidden calls removed,
+    usage summed, `.toolsearch` attached). Headers, status etc. are the last round's."""
+
+    def __init__(self, raw: Any, completion: Any):
+        self._raw = raw
+        self._completion = completion
+
+    def parse(self, **_: Any) -> Any:
+        return self._completion
+
+    def json(self) -> Any:
+        return self._completion.model_dump(mode="json")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+    def __enter__(self) -> RawResult:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        close = getattr(self._raw, "close", None)
+        if callable(close):
+            close()
+
+
+def _no_stream(kwargs: dict[str, Any], view: str) -> None:
+    if kwargs.get("stream") is True:
+        raise ConfigError(
+            f"{view}.create(stream=True) is not supported through toolsearch.wrap(): the interceptor "
+            "consumes hidden rounds of the stream; call create(stream=True) on the wrapped client"
+        )
+
+
+class RawCompletions:
+    """`wrapped.chat.completions.with_raw_response` (sync)."""
+
+    view = "with_raw_response"
+
+    def __init__(self, completions: Any):
+        self._c = completions
+
+    def _raw_sdk(self) -> Any:
+        return self._c._sdk.with_raw_response
+
+    def create(self, **kwargs: Any) -> RawResult:
+        _no_stream(kwargs, self.view)
+        c = self._c
+        adapter, kwargs, session, flow = c._begin(kwargs)
+        kwargs.pop("stream", None)
+        last: list[Any] = []
+
+        def send(request: dict[str, Any]) -> Any:
+            last[:] = [self._raw_sdk().create(**request)]
+            return last[0].parse()
+
+        completion = drive(adapter, flow, send, c._w._run_tools(session), kwargs=kwargs, session=session)
+        return RawResult(last[0], completion)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._c._sdk.with_raw_response, name)
+
+
+class StreamingResponseCompletions(RawCompletions):
+    """`wrapped.chat.completions.with_streaming_response` (sync): `with ....create(...) as response`."""
+
+    view = "with_streaming_response"
+
+    def _raw_sdk(self) -> Any:
+        return self._c._sdk.with_raw_response  # the body is read whole to learn if the model searched
+
+    def create(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        return _Entered(lambda: RawCompletions.create(self, **kwargs))
+
+
+class _Entered:
+    def __init__(self, make: Any):
+        self._make = make
+        self._result: Any = None
+
+    def __enter__(self) -> Any:
+        self._result = self._make()
+        return self._result
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    async def __aenter__(self) -> Any:
+        self._result = await self._make()
+        return self._result
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+
+class AsyncRawCompletions(RawCompletions):
+    """`wrapped.chat.completions.with_raw_response` (async)."""
+
+    async def create(self, **kwargs: Any) -> RawResult:  # type: ignore[override]
+        _no_stream(kwargs, self.view)
+        c = self._c
+        await c._w._ready()
+        adapter, kwargs, session, flow = c._begin(kwargs)
+        kwargs.pop("stream", None)
+        last: list[Any] = []
+
+        async def send(request: dict[str, Any]) -> Any:
+            last[:] = [await self._c._sdk.with_raw_response.create(**request)]
+            return last[0].parse()
+
+        completion = await adrive(adapter, flow, send, c._w._arun_tools(session), kwargs=kwargs, session=session)
+        return RawResult(last[0], completion)
+
+
+class AsyncStreamingResponseCompletions(AsyncRawCompletions):
+    """`wrapped.chat.completions.with_streaming_response` (async): `async with ....create(...) as r`."""
+
+    view = "with_streaming_response"
+
+    def create(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        return _Entered(lambda: AsyncRawCompletions.create(self, **kwargs))
+

@@ -59,6 +59,7 @@ class AnthropicServer:
         self.min_cache_tokens = min_cache_tokens
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        self._replies: list[dict[str, Any]] = []
         self._cache: set[bytes] = set()
         self.errors: list[str] = []
         self._ids = 0
@@ -99,6 +100,12 @@ class AnthropicServer:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def replies(self) -> list[dict[str, Any]]:
+        """Every message sent back (JSON, as on the wire), in the order of `requests` (a copy)."""
+        with self._lock:
+            return list(self._replies)
+
     def client(self, **kwargs: Any) -> Any:
         """An `anthropic.Anthropic` pointed at this server (no retries: failures should show at once)."""
         from anthropic import Anthropic
@@ -124,10 +131,16 @@ class AnthropicServer:
         )
         usage = self._usage(body)
         usage["output_tokens"] = max(1, schema_tokens(content)) if content else 1
-        return {
+        thought = [b for b in content if b.get("type") in ("thinking", "redacted_thinking")]
+        if thought:
+            usage["output_tokens_details"] = {"thinking_tokens": schema_tokens(thought)}
+        message = {
             "id": f"msg_fake{number:06d}", "type": "message", "role": "assistant", "model": body["model"],
             "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage,
         }
+        with self._lock:
+            self._replies.append(json.loads(json.dumps(message)))
+        return message
 
     def _usage(self, body: dict[str, Any]) -> dict[str, int]:
         """input / cache_creation / cache_read tokens of a request (see the module docstring)."""
@@ -390,7 +403,8 @@ def _events(message: dict[str, Any]):
             yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     usage = {k: message["usage"][k] for k in ("output_tokens", "input_tokens", "cache_creation_input_tokens",
-                                             "cache_read_input_tokens")}
+                                             "cache_read_input_tokens", "output_tokens_details")
+             if k in message["usage"]}
     yield "message_delta", {"type": "message_delta", "usage": usage,
                             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}}
     yield "message_stop", {"type": "message_stop"}

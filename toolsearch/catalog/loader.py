@@ -177,6 +177,10 @@ def check_catalog(
     problems: list[Problem] = []
     skipped: dict[str, str] = {}
     failed: set[str] = set()  # names of skills left out because of a problem
+    if any(callable(t.handler) for p in parsed if p.skill for t in p.skill.tools[:1]):
+        from ..mcp.skills import prefix_collisions  # MCP tools whose names collide get a prefix
+
+        parsed = prefix_collisions(parsed)
 
     def reject(item: ParsedFile, reason: str, field: str, fix: str, *path: object) -> None:
         assert item.skill is not None

@@ -1,0 +1,98 @@
+"""`McpSpec`: the `mcp:` block of a skill file, which names an MCP server instead of listing tools.
+
+    name: time
+    description: Current time and time-zone conversion
+    tags: [time]
+    mcp:
+      command: mcp-server-time          # or  url: http://127.0.0.1:8000/mcp
+      args: [--local-timezone, UTC]
+      env: {TZ: UTC}
+      include: [get_current_time]       # optional: only these upstream tools
+      exclude: []                       # optional: never these
+      timeout: 20s                      # start, listing and each call
+      retry: {max_attempts: 2}          # a crashed server is restarted for the retry
+      prefix: time                      # for names that collide (default: the skill name)
+
+A frozen pydantic model like the rest of the catalog, so the skill file's problems come out with the
+same field paths, lines and fixes. Importing it does not import the `mcp` package.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from ..catalog.model import RetryPolicy, _Model, parse_duration
+
+__all__ = ["McpSpec"]
+
+_PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+class McpSpec(_Model):
+    """How to reach one upstream MCP server and which of its tools to take."""
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    timeout: float = 30.0
+    retry: RetryPolicy = RetryPolicy()
+    prefix: str | None = None
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _check_timeout(cls, value: object) -> float:
+        seconds = parse_duration(value)
+        if seconds <= 0:
+            raise ValueError("timeout must be positive")
+        return seconds
+
+    @field_validator("args", "include", "exclude", mode="before")
+    @classmethod
+    def _listify(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_text(cls, value: object) -> object:
+        # YAML reads `DEBUG: 1` as an int; the environment only holds text.
+        if isinstance(value, dict):
+            return {str(k): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+                    for k, v in value.items()}
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.match(r"^https?://", url):
+            raise ValueError(f"url {url!r} must start with http:// or https:// (a streamable HTTP endpoint)")
+        return url
+
+    @field_validator("prefix")
+    @classmethod
+    def _check_prefix(cls, prefix: str | None) -> str | None:
+        if prefix is not None and not _PREFIX.match(prefix):
+            raise ValueError(f"prefix {prefix!r} must be 1-40 letters, digits, '_' or '-'")
+        return prefix
+
+    @model_validator(mode="after")
+    def _one_target(self) -> McpSpec:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give exactly one of `command` (a server to start) or `url` (one to connect to)")
+        if self.url and (self.args or self.env or self.cwd):
+            raise ValueError("`args`, `env` and `cwd` apply to a started server (`command`), not to a `url`")
+        return self
+
+    def identity(self) -> tuple[Any, ...]:
+        """What makes two specs the same server (one connection serves both)."""
+        return (self.command, self.args, tuple(sorted(self.env.items())), self.cwd, self.url, self.timeout)
+
+    def takes(self, name: str) -> bool:
+        """Whether the upstream tool `name` passes `include` / `exclude`."""
+        return (not self.include or name in self.include) and name not in self.exclude

@@ -1,0 +1,228 @@
+"""Streaming for the Anthropic adapter: one event stream over every round of a `create`.
+
+The caller gets what one streamed Message looks like — one `message_start`, content blocks with
+consecutive indexes, one `message_delta` (usage summed over every round, as the API's cumulative usage
+is) and one `message_stop` — while the rounds behind it are consumed or forwarded:
+
+- thinking, redacted thinking and text blocks are forwarded as they arrive, until the round's first
+  `tool_use` block starts;
+- from then on the round is held back (a tool call's fate is known only when the round ends: a search
+  is answered here, a catalog call may be executed here, a guessed call may need a repair round);
+- when the round ends, the core decides: a hidden round's held-back blocks are dropped and the next
+  round's blocks continue the numbering; the last round's held-back blocks are released without the
+  calls toolsearch handled.
+
+So thinking and text the model produced before searching reach the caller live, and the accumulated
+message (the SDK's `MessageStream`) holds them followed by the final round's blocks. Each round is
+accumulated with the SDK's own `accumulate_event`, never re-assembled by hand.
+
+`Round` implements the round-accumulator protocol of `interceptor/streaming.py`, whose loops drive the
+rounds. `EventStream` / `AsyncEventStream` stand in for the SDK's `Stream[RawMessageStreamEvent]` (iteration,
+`close()`, `response`, context manager), so `MessageStream` runs over them unchanged; `.toolsearch` is
+the report once the stream has ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ..core import ModelReply
+from ..report import Report, Usage
+from ..streaming import astream_rounds, stream_rounds
+from .anthropic_adapter import set_usage
+
+__all__ = ["AsyncEventStream", "EventStream", "Round"]
+
+
+class Numbering:
+    """Indexes of forwarded blocks, consecutive across rounds; whether message_start went out."""
+
+    def __init__(self) -> None:
+        self.next = 0
+        self.started = False
+
+
+class Round:
+    """One streamed round (the `RoundAccumulator` of `streaming.py`): `feed(event)` accumulates it with
+    the SDK's `accumulate_event` and returns the events to forward now."""
+
+    def __init__(self, numbering: Numbering, adapter: Any):
+        self.n = numbering
+        self.adapter = adapter
+        self.message: Any = None  # the SDK's accumulated snapshot of this round
+        self._bufs: dict[int, bytes] = {}
+        self._live: dict[int, int] = {}  # original index -> forwarded index
+        self._held: dict[int, list[Any]] = {}  # original index -> its events, in order
+        self._holding = False
+        self._calls_left = False
+
+    def feed(self, event: Any) -> list[Any]:
+        from anthropic.lib.streaming._messages import accumulate_event
+
+        kind = getattr(event, "type", None)
+        if kind in ("message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                    "message_delta"):
+            self.message = accumulate_event(event=event, current_snapshot=self.message, json_bufs=self._bufs)
+        if kind == "message_start":
+            if self.n.started:
+                return []
+            self.n.started = True
+            return [event]
+        if kind == "content_block_start":
+            if getattr(event.content_block, "type", None) == "tool_use":
+                self._holding = True
+            if self._holding:
+                self._held[event.index] = [event]
+                return []
+            self._live[event.index] = self.n.next
+            self.n.next += 1
+            return [_renumber(event, self._live[event.index])]
+        if kind in ("content_block_delta", "content_block_stop"):
+            if event.index in self._live:
+                return [_renumber(event, self._live[event.index])]
+            self._held.setdefault(event.index, []).append(event)
+        return []  # message_delta / message_stop / ping: the stream sends its own at the end
+
+    def reply(self) -> ModelReply:
+        return self.adapter.reply(self.message)
+
+    def visible(self, drop_call_ids: frozenset[str]) -> list[Any]:
+        """The held-back blocks of the last round, without the calls toolsearch handled."""
+        out = []
+        for index in sorted(self._held):
+            block = self.message.content[index]
+            if getattr(block, "type", None) == "tool_use":
+                if block.id in drop_call_ids:
+                    continue
+                self._calls_left = True
+            number, self.n.next = self.n.next, self.n.next + 1
+            out += [_renumber(e, number) for e in self._held[index]]
+        return out
+
+    def usage_event(self, total: Usage) -> Any:
+        """The one `message_delta`: the final stop reason and the usage summed over every round (the
+        API's usage on `message_delta` is cumulative, so the SDK takes it as the message's total)."""
+        from anthropic.types import RawMessageDeltaEvent
+        from anthropic.types.raw_message_delta_event import Delta
+
+        usage = self.message.usage.model_copy()
+        set_usage(usage, total)
+        stop = self.message.stop_reason
+        if stop == "tool_use" and not self._calls_left:
+            stop = "end_turn"
+        return RawMessageDeltaEvent.construct(
+            type="message_delta",
+            delta=Delta.construct(stop_reason=stop, stop_sequence=self.message.stop_sequence),
+            usage=_delta_usage(usage),
+        )
+
+
+def _renumber(event: Any, index: int) -> Any:
+    return event if event.index == index else event.model_copy(update={"index": index})
+
+
+def _delta_usage(usage: Any) -> Any:
+    from anthropic.types import MessageDeltaUsage
+
+    fields = ("output_tokens", "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+              "output_tokens_details")
+    return MessageDeltaUsage.construct(**{k: getattr(usage, k, None) for k in fields})
+
+
+def _stop() -> Any:
+    from anthropic.types import RawMessageStopEvent
+
+    return RawMessageStopEvent.construct(type="message_stop")
+
+
+class _Base:
+    def __init__(self, messages: Any, kwargs: dict[str, Any]):
+        self._messages = messages
+        self._kwargs = kwargs
+        self._sdk_stream: Any = None
+        self.toolsearch: Report | None = None
+
+    @property
+    def response(self) -> Any:
+        """The HTTP response of the round being streamed (the SDK stream's `response`)."""
+        return getattr(self._sdk_stream, "response", None)
+
+    def _ended(self, report: Report) -> None:
+        self.toolsearch = report
+
+    def _parts(self) -> tuple[Any, dict[str, Any], Any, Any, Any]:
+        adapter, kwargs, session, flow = self._messages._begin(self._kwargs)
+        numbering = Numbering()
+        return adapter, kwargs, session, flow, lambda: Round(numbering, adapter)
+
+
+class EventStream(_Base):
+    """`messages.create(stream=True)` through toolsearch (sync)."""
+
+    def __init__(self, messages: Any, kwargs: dict[str, Any]):
+        super().__init__(messages, kwargs)
+        self._iterator = self._run()
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._iterator
+
+    def __next__(self) -> Any:
+        return next(self._iterator)
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._iterator.close()
+        if self._sdk_stream is not None:
+            self._sdk_stream.close()
+
+    def _open(self, request: dict[str, Any]) -> Any:
+        self._sdk_stream = self._messages._sdk.create(**request, stream=True)
+        return self._sdk_stream
+
+    def _run(self) -> Iterator[Any]:
+        adapter, kwargs, session, flow, new_round = self._parts()
+        yield from stream_rounds(adapter, flow, self._open, self._messages._w._run_tools(session), new_round,
+                                 kwargs=kwargs, session=session, on_end=self._ended)
+        yield _stop()
+
+
+class AsyncEventStream(_Base):
+    """`await messages.create(stream=True)` through toolsearch (async)."""
+
+    def __init__(self, messages: Any, kwargs: dict[str, Any]):
+        super().__init__(messages, kwargs)
+        self._iterator = self._run()
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._iterator
+
+    async def __anext__(self) -> Any:
+        return await self._iterator.__anext__()
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._iterator.aclose()
+        if self._sdk_stream is not None:
+            await self._sdk_stream.close()
+
+    async def _open(self, request: dict[str, Any]) -> Any:
+        self._sdk_stream = await self._messages._sdk.create(**request, stream=True)
+        return self._sdk_stream
+
+    async def _run(self) -> AsyncIterator[Any]:
+        adapter, kwargs, session, flow, new_round = self._parts()
+        async for event in astream_rounds(adapter, flow, self._open, self._messages._w._arun_tools(session),
+                                          new_round, kwargs=kwargs, session=session, on_end=self._ended):
+            yield event
+        yield _stop()

@@ -84,6 +84,9 @@ class Report:
     # Cache stability of this conversation so far (the session's counters after this call).
     requests: int = 0
     stable_requests: int = 0
+    # Responses native mode: tools an eviction removed from the replayed history (the prompt cache is
+    # lost from the first rewritten item); empty when nothing was rewritten.
+    cache_break: tuple[str, ...] = ()
 
     @property
     def searches(self) -> tuple[SearchRecord, ...]:

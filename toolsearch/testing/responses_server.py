@@ -10,7 +10,7 @@ parameters). On top of the shapes, the rules the real API enforces on a conversa
   `function_call_output` a `function_call`; every call must be answered before the next request, and
   no call is answered twice;
 - tool names are unique (top-level functions, namespaces, functions inside a namespace, and tools loaded
-  by `tool_search_output` items, which must not repeat a top-level tool); at most one `tool_search` tool;
+  by `tool_search_output` / `additional_tools` items, which must not repeat a top-level tool); at most one `tool_search` tool;
   a client `tool_search` needs a description;
 - `defer_loading` needs a `tool_search` tool; a named `tool_choice` must name a tool that is present and
   not deferred;
@@ -163,7 +163,7 @@ class _Tools:
             )
         for item in loaded_items:
             for j, tool in enumerate(item.get("tools") or []):
-                where = f"tool_search_output {item.get('call_id')!r}.tools[{j}]"
+                where = f"{item.get('type')} {item.get('call_id') or item.get('id')!r}.tools[{j}]"
                 for key, fn in _functions(tool, where):
                     if key in self.declared:
                         raise RequestError(f"{where}: Duplicate tool name {_qualified(key)!r}: it is "
@@ -258,7 +258,8 @@ class ResponsesAPI:
                 raise RequestError(f"Previous response with id {previous!r} not found.")
             conversation = [*(self._stored.get(previous) or []), *new]
         self._check_conversation(conversation)
-        tools = _Tools(body.get("tools") or [], [i for i in conversation if i.get("type") == "tool_search_output"])
+        tools = _Tools(body.get("tools") or [],
+                       [i for i in conversation if i.get("type") in ("tool_search_output", "additional_tools")])
         tools.check_choice(body.get("tool_choice"))
         available = tools.available()
         model = self._server.model

@@ -1,0 +1,336 @@
+"""The OpenAI Responses adapter: `wrapped.responses.*` with tool search, native or as a function tool.
+
+`ResponsesAdapter` maps one `responses.create` onto the core values (see `driver.Adapter`); one adapter
+is made per call because it accumulates the items it appended to the caller's input (they only grow,
+so every round's request extends the previous one and the prompt cache holds).
+
+Modes (`search_mode`, per wrapper or per call as `create(..., search_mode=...)`, never sent):
+- "native": the request carries OpenAI's `tool_search` tool with `execution: "client"`; catalog tools are
+  not in `tools`. Each `tool_search_call` is answered with a `tool_search_output` (same `call_id`) holding
+  the found tools (`namespaces=True`: grouped by skill). Loaded tools live in the conversation's items:
+  with `previous_response_id` chaining the server keeps them; with full input replay the returned
+  `response.output` starts with the hidden search rounds' items, so `input += response.output` keeps
+  them. Tools the session loaded that the conversation does not show yet (prefetch, a forced
+  `tool_choice`, a history restored into a fresh session) travel in an `additional_tools` item.
+  Eviction cannot remove what the server stored, so in native mode it only happens when the budget
+  is exceeded at a user-turn boundary, in one batch, by rewriting the replayed input: the report's
+  `cache_break` names the tools it removed (the prompt cache is lost from the first rewritten item).
+- "function": a `tool_search` function tool and loaded tools in `tools`, as in Chat Completions; works
+  with every model and endpoint (Ollama, vLLM, Azure deployments, older models).
+- "auto" (default): native for model names documented to support it (`supports_native_search`:
+  gpt-5.4 and later, not gpt-5.4-nano), function otherwise.
+
+Calls a `create` leaves unanswered (searches next to real calls, the "return" round-limit strategy,
+the wrap-up round) are answered in the returned output (replay) and, for chaining, prepended to the
+next `create` that names this response as `previous_response_id`: the API rejects unanswered calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from ..._errors import ConfigError
+from ..core import AskModel, Forced, ModelReply, Outcome, SearchAnswer, ToolOutput, TurnInput, model_error
+from . import openai_responses_shapes as shapes
+from .openai_responses_shapes import get, item_dict
+
+__all__ = ["ResponsesAdapter", "responses_namespace"]
+
+_CHAINS: weakref.WeakKeyDictionary[Any, _Chain] = weakref.WeakKeyDictionary()
+_CHAINS_LOCK = threading.Lock()
+
+
+class _Chain:
+    """Per-session memory of `previous_response_id` chains: which tools each stored response's
+    conversation already shows, and answers owed to calls it left open (bounded)."""
+
+    LIMIT = 256
+
+    def __init__(self) -> None:
+        self.shown: dict[str, frozenset[str]] = {}
+        self.owed: dict[str, list[dict[str, Any]]] = {}
+        self.aliases: dict[str, str] = {}  # a streamed response's exposed id -> its last round's id
+        self.stripped: set[str] = set()  # tools evicted from replayed histories so far
+
+    def alias(self, exposed: str, real: str) -> None:
+        while len(self.aliases) >= self.LIMIT:
+            self.aliases.pop(next(iter(self.aliases)))
+        self.aliases[exposed] = real
+
+    def keep(self, response_id: str, shown: frozenset[str], owed: list[dict[str, Any]]) -> None:
+        for table in (self.shown, self.owed):
+            while len(table) >= self.LIMIT:
+                table.pop(next(iter(table)))
+        self.shown[response_id] = shown
+        if owed:
+            self.owed[response_id] = owed
+
+
+def chain_of(session: Any) -> _Chain:
+    with _CHAINS_LOCK:
+        chain = _CHAINS.get(session)
+        if chain is None:
+            chain = _CHAINS[session] = _Chain()
+        return chain
+
+
+class ResponsesAdapter:
+    def __init__(self, wrapper: Any, session: Any, mode: str):
+        self.w, self.session, self.mode = wrapper, session, mode
+        self.o = wrapper.options
+        self.meta_name = self.o.meta_tool_name
+        self.catalog = wrapper.retriever.catalog
+        self.skills = {s.name: s.description for s in getattr(self.catalog, "skills", ())}
+        self.chain = chain_of(session)
+        self.base: list[dict[str, Any]] = []  # the caller's input, as wire dicts (owed answers first)
+        self.extra: list[dict[str, Any]] = []  # what we appended: only grows within one create
+        self.shown: set[str] = set()  # tools the conversation shows (natively loaded)
+        self.rendered = 0  # exchanges of the transcript already in `extra`
+        self.cache_break: tuple[str, ...] = ()
+        self.caller_tools: frozenset[str] = frozenset()
+        self.previous: str | None = None
+        self._pinned: frozenset[str] = frozenset()
+
+    @property
+    def native(self) -> bool:
+        return self.mode == "native"
+
+    # -- driver.Adapter ------------------------------------------------------------------------
+    def turn_input(self, kwargs: dict[str, Any]) -> TurnInput:
+        raw = kwargs.get("input")
+        if raw is None:
+            raise ConfigError("responses.create() needs input=... (a string or a list of input items)")
+        items = [{"role": "user", "content": raw}] if isinstance(raw, str) else [item_dict(i) for i in raw]
+        tools = list(kwargs.get("tools") or [])
+        names: set[str] = set()
+        for t in tools:
+            kind = get(t, "type")
+            if kind == "tool_search":
+                raise ConfigError("your tools include a 'tool_search' tool; toolsearch supplies tool search "
+                                  "itself: remove it (or call the unwrapped client)")
+            if kind == "function":
+                names.add(get(t, "name"))
+            elif kind == "namespace":
+                names.update(get(fn, "name") for fn in get(t, "tools") or ())
+        if self.meta_name in names:
+            raise ConfigError(f"your tools include {self.meta_name!r}, the name reserved for the search "
+                              "meta-tool; rename your tool or pass meta_tool_name=... to wrap()")
+        self.caller_tools = frozenset(names)
+        previous = kwargs.get("previous_response_id")
+        previous = self.previous = self.chain.aliases.get(previous, previous) if previous else previous
+        owed = self.chain.owed.pop(previous, []) if previous else []
+        self.base = [*owed, *items]
+        self.shown = set(shapes.loaded_names(self.base)) | set(self.chain.shown.get(previous, ()))
+        history = [c.name for i in items if (c := shapes.tool_call_of(i, self.meta_name, self.catalog.tools))
+                   and c.name != self.meta_name]
+        last = items[-1] if items else {}
+        choice = kwargs.get("tool_choice")
+        forced = get(choice, "name") if isinstance(choice, Mapping) and get(choice, "type") == "function" else None
+        return TurnInput(
+            caller_tools=self.caller_tools,
+            last_user_text=_user_text(last),
+            new_user_turn=get(last, "role") == "user" and get(last, "type", "message") == "message",
+            forced=forced,
+            required=choice == "required",
+            history_tools=tuple(dict.fromkeys([*history, *shapes.loaded_names(items)])),
+            reminder=self.w._reminder(),
+        )
+
+    def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]:
+        request = dict(kwargs)
+        if self.previous:
+            request["previous_response_id"] = self.previous
+        self._pinned = frozenset(t.name for t in ask.pinned)
+        if self.native and not self.rendered and not self.extra:
+            self._evict_replayed(ask)
+        for exchange in ask.transcript[self.rendered:]:
+            self.extra += self.render(exchange)
+        self.rendered = len(ask.transcript)
+        caller_tools = list(kwargs.get("tools") or [])
+        if self.native:
+            missing = [t for t in ask.loaded if t.name not in self.shown]
+            if missing:
+                self.extra.append(shapes.additional_tools_item(missing, self.skills, namespaces=self.o.namespaces))
+                self.shown.update(t.name for t in missing)
+            sent = [*map(shapes.function_param, ask.pinned), *([shapes.search_tool_param(ask.meta)] if ask.meta else [])]
+        else:
+            sent = [shapes.function_param(t) for t in ask.tools]
+        request["input"] = [*self.base, *self.extra]
+        request["tools"] = caller_tools + sent
+        choice = self._choice(kwargs.get("tool_choice"), ask)
+        if choice is None:
+            request.pop("tool_choice", None)
+        else:
+            request["tool_choice"] = choice
+        return request
+
+    def reply(self, response: Any) -> ModelReply:
+        output = getattr(response, "output", None)
+        if output is None:
+            raise model_error("the model's response has no output", response)
+        known = {**self.catalog.tools, **dict.fromkeys(self.caller_tools), self.meta_name: None}
+        calls = [c for item in output if (c := shapes.tool_call_of(item, self.meta_name, known))]
+        text = "".join(get(p, "text", "") for i in output if get(i, "type") == "message"
+                       for p in get(i, "content") or () if get(p, "type") == "output_text") or None
+        truncated = getattr(response, "status", None) == "incomplete" and get(
+            getattr(response, "incomplete_details", None) or {}, "reason") == "max_output_tokens"
+        return ModelReply(text=text, calls=tuple(calls), usage=shapes.usage_of(getattr(response, "usage", None)),
+                          raw=[item_dict(i) for i in output], truncated=truncated)
+
+    def finish(self, response: Any, outcome: Outcome) -> Any:
+        report = outcome.recorder.build(messages=tuple(self.transcript(outcome.hidden)))
+        if self.cache_break:
+            report = outcome.recorder.report = dataclasses.replace(report, cache_break=self.cache_break)
+        drop = outcome.drop_call_ids
+        owed = self._owed([item_dict(i) for i in response.output], drop)
+        # Dropped function calls leave the output (the caller must not run them); in native mode a
+        # dropped search stays with its answer, as the server keeps both.
+        kept_items = [i for i in response.output
+                      if not (_call_id(i) in drop and not (self.native and get(i, "type") == "tool_search_call"))]
+        if self.native:
+            searches_only = [i for e in outcome.hidden if all(c.name == self.meta_name for c in e.reply.calls)
+                             for i in self.render(e, fresh=False) if get(i, "role") != "developer"]
+            answered = [i for i in owed if i["type"] == "tool_search_output"]
+            kept_items = [*map(_output_item, searches_only), *kept_items, *map(_output_item, answered)]
+        response.output = _drop_orphan_reasoning(kept_items)
+        if report.model_calls > 1:
+            response.usage = shapes.response_usage(report.usage)
+        if getattr(response, "id", None):
+            shown = self.shown | {n for i in owed for n in shapes.loaded_names([i])}
+            self.chain.keep(response.id, frozenset(shown), owed)
+        response.toolsearch = report  # type: ignore[attr-defined]
+        return response
+
+    def transcript(self, exchanges: Any) -> list[dict[str, Any]]:
+        """Hidden exchanges as Responses input items (also `response.toolsearch.messages`)."""
+        return [i for e in exchanges for i in self.render(e, fresh=False)]
+
+    # -- pieces --------------------------------------------------------------------------------
+    def pinned_names(self) -> frozenset[str]:
+        return self._pinned
+
+    def render(self, exchange: Any, *, fresh: bool = True) -> list[dict[str, Any]]:
+        """One hidden exchange as input items: the model's items verbatim (reasoning with its
+        `encrypted_content` included), then one answer per call in call order."""
+        out = [dict(i) for i in exchange.reply.raw or ()]
+        for call_id, answer in exchange.answers:
+            call = next((c for c in exchange.reply.calls if c.id == call_id), None)
+            if isinstance(answer, SearchAnswer) and self.native and call is not None and call.name == self.meta_name:
+                out.append(shapes.search_output(call_id, answer, self.skills, namespaces=self.o.namespaces))
+                if fresh:
+                    self.shown.update(t.name for t in answer.tools)
+                note = shapes.answer_note(answer, self.meta_name)
+                if note is not None:
+                    out.append(note)
+            else:
+                text = answer.text if isinstance(answer, (SearchAnswer, ToolOutput)) else str(answer)
+                out.append({"type": "function_call_output", "call_id": call_id, "output": text})
+        return out
+
+    def _choice(self, caller: Any, ask: AskModel) -> Any:
+        if ask.tool_choice is None:
+            if isinstance(caller, Mapping) and caller.get("type") == "allowed_tools":
+                listed = list(caller.get("tools") or [])
+                have = {get(t, "name") for t in listed}
+                extra = ask.pinned if self.native else ask.tools
+                listed += [{"type": "function", "name": t.name} for t in extra if t.name not in have]
+                if self.native and ask.meta is not None:
+                    listed.append({"type": "tool_search"})
+                return {**caller, "tools": listed}
+            return caller
+        if isinstance(ask.tool_choice, Forced):
+            if ask.tool_choice.name == self.meta_name and self.native:
+                return "required"  # no named choice exists for the tool_search tool
+            return {"type": "function", "name": ask.tool_choice.name}
+        return ask.tool_choice
+
+    def _evict_replayed(self, ask: AskModel) -> None:
+        """Native eviction: tools the session dropped at this user-turn boundary leave the replayed
+        items (one batch; the prompt cache is lost from the first rewritten item)."""
+        keep = {t.name for t in ask.loaded} | {t.name for t in ask.pinned} | self.caller_tools
+        stale = [n for n in shapes.loaded_names(self.base) if n in self.catalog.tools and n not in keep]
+        if not stale:
+            return
+        gone = set(stale)
+        self.base = [_without(i, gone) for i in self.base]
+        self.shown -= gone
+        # A replay that still holds tools stripped before gets the same rewrite as last time, which
+        # the cache already holds: only newly stripped tools cost a cache break.
+        self.cache_break = tuple(n for n in stale if n not in self.chain.stripped)
+        self.chain.stripped |= gone
+
+    def _owed(self, final: list[dict[str, Any]], drop: frozenset[str]) -> list[dict[str, Any]]:
+        """Answers to the calls of the final output that the caller will not answer."""
+        owed = []
+        fresh = [t for t in self.session.loaded_tools() if t.name not in self.shown]
+        for item in final:
+            if _call_id(item) not in drop:
+                continue
+            if self.native and item.get("type") == "tool_search_call":
+                answer = SearchAnswer("", tuple(fresh), text="")
+                owed.append(shapes.search_output(item["call_id"], answer, self.skills, namespaces=self.o.namespaces))
+                fresh = []
+            else:
+                owed.append({"type": "function_call_output", "call_id": item.get("call_id"),
+                             "output": "Not run: answered by toolsearch; its results are in your tools."})
+        return owed
+
+
+def _call_id(item: Any) -> str | None:
+    return get(item, "call_id") if get(item, "type") in ("function_call", "tool_search_call") else None
+
+
+def _without(item: dict[str, Any], gone: set[str]) -> dict[str, Any]:
+    if item.get("type") not in ("tool_search_output", "additional_tools"):
+        return item
+    tools = []
+    for t in item.get("tools") or []:
+        if t.get("type") == "namespace":
+            inner = [f for f in t.get("tools") or [] if f.get("name") not in gone]
+            if inner:
+                tools.append({**t, "tools": inner})
+        elif t.get("name") not in gone:
+            tools.append(t)
+    return {**item, "tools": tools}
+
+
+def _output_item(data: dict[str, Any]) -> Any:
+    """An item for `response.output` (typed where the SDK has an output type; an answer we wrote
+    has no server id, so `id` stays None and is left out when replayed)."""
+    from openai._models import construct_type
+    from openai.types.responses import ResponseOutputItem
+
+    return construct_type(type_=ResponseOutputItem, value={"id": None, "status": "completed", **data})
+
+
+def _drop_orphan_reasoning(items: list[Any]) -> list[Any]:
+    """A reasoning item must be followed by the item it preceded: one whose item was dropped (it is
+    last, or another reasoning item follows) goes too, or replaying the output would be rejected."""
+    out: list[Any] = []
+    for item in reversed(items):
+        if get(item, "type") == "reasoning" and (not out or get(out[-1], "type") == "reasoning"):
+            continue
+        out.append(item)
+    return out[::-1]
+
+
+def _user_text(item: Any) -> str | None:
+    if get(item, "role") != "user":
+        return None
+    content = get(item, "content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(get(p, "text", "")) for p in content if get(p, "type") in ("input_text", "text")) or None
+    return None
+
+
+def responses_namespace(wrapper: Any) -> Any:
+    """`wrapped.responses` (see `openai_responses_api`)."""
+    from .openai_responses_api import AsyncResponses, Responses
+
+    return (AsyncResponses if wrapper.is_async else Responses)(wrapper)

@@ -1,0 +1,195 @@
+"""`wrapped.responses`: the entry points the caller meets, each through the one turn flow.
+
+`create` (plain and `stream=True`), `parse`, `stream`, `with_raw_response.*` and
+`with_streaming_response.*`, sync and async, with the SDK's arguments and return types. Other methods
+(`retrieve`, `delete`, `cancel`, `input_items`, ...) send no tools and are forwarded.
+
+`search_mode=` may be passed to any of them to override the wrapper's option for one call; it is
+consumed here and never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._errors import ConfigError
+from ..core import turn_flow
+from ..driver import adrive, drive
+from .openai_responses import ResponsesAdapter
+from .openai_responses_shapes import supports_native_search
+
+__all__ = ["AsyncResponses", "Responses", "resolve_mode"]
+
+_MODES = ("auto", "native", "function")
+
+
+def _given(value: Any) -> bool:
+    from openai._types import NotGiven, Omit
+
+    return not isinstance(value, (NotGiven, Omit))
+
+
+def clean_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Drop NOT_GIVEN/omit; materialise `input` and `tools` iterables as lists."""
+    out = {k: v for k, v in kwargs.items() if _given(v)}
+    for key in ("input", "tools"):
+        value = out.get(key)
+        if value is not None and not isinstance(value, (list, str)):
+            if isinstance(value, (bytes, Mapping)):
+                raise ConfigError(f"responses.create(): {key}= must be a list (or any iterable), got "
+                                  f"{type(value).__name__}")
+            out[key] = list(value)
+    return out
+
+
+def resolve_mode(options: Any, kwargs: dict[str, Any]) -> str:
+    """The search mode of one call: the per-call `search_mode=` (removed from kwargs) or the option;
+    "auto" becomes "native" for models documented to support client tool search."""
+    mode = kwargs.pop("search_mode", None)
+    extra = kwargs.get("extra_body")
+    if isinstance(extra, Mapping) and "search_mode" in extra:  # from stream(search_mode=...)
+        kwargs["extra_body"] = {k: v for k, v in extra.items() if k != "search_mode"} or None
+        mode = mode or extra["search_mode"]
+    mode = mode or options.search_mode
+    if mode not in _MODES:
+        raise ConfigError(f"search_mode={mode!r} is not one of 'auto', 'native', 'function'")
+    if mode == "auto":
+        mode = "native" if supports_native_search(str(kwargs.get("model") or "")) else "function"
+    return mode
+
+
+class Responses:
+    """`wrapped.responses` (sync)."""
+
+    def __init__(self, wrapper: Any):
+        self._w = wrapper
+
+    @property
+    def _sdk(self) -> Any:
+        return self._w._client.responses
+
+    def __getattr__(self, name: str) -> Any:  # retrieve/delete/cancel/input_items/...: no tools sent
+        return getattr(self._sdk, name)
+
+    def _begin(self, kwargs: dict[str, Any]) -> tuple[ResponsesAdapter, dict[str, Any], Any, Any]:
+        kwargs = clean_kwargs(kwargs)
+        mode = resolve_mode(self._w.options, kwargs)
+        session = self._w.default_session
+        adapter = ResponsesAdapter(self._w, session, mode)
+        flow = turn_flow(session, self._w.retriever, adapter.turn_input(kwargs))
+        kwargs.pop("stream", None)
+        return adapter, kwargs, session, flow
+
+    def create(self, **kwargs: Any) -> Any:
+        if kwargs.get("stream") is True:
+            from .openai_responses_stream import open_stream
+
+            return open_stream(self, kwargs)
+        return self._create(kwargs, self._sdk.create)
+
+    def _create(self, kwargs: dict[str, Any], send: Any) -> Any:
+        adapter, kwargs, session, flow = self._begin(kwargs)
+        return drive(adapter, flow, lambda req: send(**req), self._w._run_tools(session),
+                     kwargs=kwargs, session=session)
+
+    def parse(self, **kwargs: Any) -> Any:
+        """`parse()` over the flow: `text_format` shapes the final answer's `parsed`; the caller's
+        pydantic function tools get `parsed_arguments` (catalog tools are not parsed)."""
+        kwargs, finish = _parse_setup(kwargs)
+        return finish(self.create(**kwargs))
+
+    def stream(self, **kwargs: Any) -> Any:
+        """`responses.stream(...)`: openai's own stream manager over our `create(stream=True)`."""
+        from openai.lib._response_resources import stream
+
+        return stream(self, **_with_mode(kwargs))
+
+    @property
+    def with_raw_response(self) -> Any:
+        from .openai_responses_stream import RawResponses
+
+        return RawResponses(self)
+
+    @property
+    def with_streaming_response(self) -> Any:
+        from .openai_responses_stream import StreamingResponses
+
+        return StreamingResponses(self)
+
+
+class AsyncResponses(Responses):
+    """`wrapped.responses` (async): the same flow, awaited."""
+
+    async def create(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        await self._w._ready()
+        if kwargs.get("stream") is True:
+            from .openai_responses_stream import aopen_stream
+
+            return await aopen_stream(self, kwargs)
+        return await self._acreate(kwargs, self._sdk.create)
+
+    async def _acreate(self, kwargs: dict[str, Any], send: Any) -> Any:
+        adapter, kwargs, session, flow = self._begin(kwargs)
+
+        async def request(req: dict[str, Any]) -> Any:
+            return await send(**req)
+
+        return await adrive(adapter, flow, request, self._w._arun_tools(session), kwargs=kwargs,
+                            session=session)
+
+    async def parse(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs, finish = _parse_setup(kwargs)
+        return finish(await self.create(**kwargs))
+
+    def stream(self, **kwargs: Any) -> Any:
+        from openai.lib._response_resources import async_stream
+
+        return async_stream(self, **_with_mode(kwargs))
+
+    @property
+    def with_raw_response(self) -> Any:
+        from .openai_responses_stream import AsyncRawResponses
+
+        return AsyncRawResponses(self)
+
+    @property
+    def with_streaming_response(self) -> Any:
+        from .openai_responses_stream import AsyncStreamingResponses
+
+        return AsyncStreamingResponses(self)
+
+
+def _with_mode(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """openai's `stream()` takes fixed keywords: a per-call `search_mode` rides in `extra_body`
+    as far as our own `create`, which removes it before anything is sent."""
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("search_mode", None)
+    if mode is not None:
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}), "search_mode": mode}
+    return kwargs
+
+
+def _parse_setup(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    from openai import omit
+    from openai.lib._parsing._responses import parse_response, type_to_text_format_param
+    from openai.lib._response_resources import _make_tools
+
+    kwargs = clean_kwargs(kwargs)
+    text_format = kwargs.pop("text_format", omit)
+    if _given(text_format):
+        text = dict(kwargs.get("text") or {})
+        if "format" in text:
+            raise TypeError("Cannot mix and match text.format with text_format")
+        text["format"] = type_to_text_format_param(text_format)
+        kwargs["text"] = text
+    tools = _make_tools(kwargs["tools"]) if kwargs.get("tools") else omit
+    if _given(tools):
+        kwargs["tools"] = tools
+
+    def finish(final: Any) -> Any:
+        parsed = parse_response(text_format=text_format, input_tools=tools, response=final)
+        parsed.toolsearch = final.toolsearch  # type: ignore[attr-defined]
+        return parsed
+
+    return kwargs, finish

@@ -99,6 +99,8 @@ def add_parser(subparsers: Any) -> None:
     )
     add_common_arguments(parser)
     parser.add_argument("--workspace", type=Path, help="folder the tools work in (default: a temp dir)")
+    parser.add_argument("--api", choices=("chat", "anthropic"), default="chat",
+                        help="chat: wrap(OpenAI()); anthropic: wrap(Anthropic()) with native tool references")
     parser.set_defaults(run=run, max_loaded_tools=None)
 
 
@@ -106,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
     from .. import wrap
 
     tasks = _tasks()
+    if getattr(args, "api", "chat") == "anthropic":
+        from ._demo_anthropic import run as run_anthropic
+
+        return run_anthropic(args, tasks, _DemoModel)
     with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
         workspace = args.workspace or Path(tmp)
         workspace.mkdir(parents=True, exist_ok=True)

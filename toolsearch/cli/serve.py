@@ -1,0 +1,105 @@
+"""`toolsearch serve`: the catalog as one MCP server that any MCP client can search.
+
+    toolsearch serve [--catalog PATH] [--index DIR] [--mode search|dynamic] [--http HOST:PORT]
+                     [--profile FILE]
+
+Stdio by default (what Claude Desktop, Claude Code and Cursor start); `--http 127.0.0.1:8765` serves
+streamable HTTP at http://127.0.0.1:8765/mcp instead (port 0: any free port, printed on stderr).
+Skill files with an `mcp:` block start their upstream servers when the catalog loads. Nothing but
+the MCP protocol is written to stdout; warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .._errors import ConfigError, MissingDependencyError
+from ..catalog.bundled import default_catalog_path
+
+__all__ = ["add_parser", "build_gateway", "run"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="serve the catalog as an MCP server (tool search for any MCP client)",
+        description=__doc__.split("\n\n")[0])
+    parser.add_argument("--catalog", default=None, metavar="PATH",
+                        help="skills folder, skill file or tools.jsonl (default: ./skills, else the bundled skills)")
+    parser.add_argument("--index", default=None, metavar="DIR",
+                        help="persist the search index in this folder (default: build it in memory)")
+    parser.add_argument("--mode", choices=("search", "dynamic"), default="search",
+                        help="search: tools/list = search_tools + call_tool (every client); dynamic: found "
+                             "tools join the session's tools/list (clients that re-list on list_changed)")
+    parser.add_argument("--http", default=None, metavar="HOST:PORT",
+                        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    parser.add_argument("--profile", default=None, metavar="FILE",
+                        help="a profile file: which skills and tags sessions may see and call")
+    parser.add_argument("--max-loaded-tools", type=int, default=20,
+                        help="dynamic mode: loaded tools per session before LRU eviction (default 20)")
+    parser.add_argument("--workspace", default=".", metavar="DIR",
+                        help="the root the file tools are confined to (default: the current folder)")
+    parser.add_argument("--allow-shell", action="store_true", help="let the shell tool run commands")
+    parser.set_defaults(run=run)
+
+
+def build_gateway(args: argparse.Namespace) -> Any:
+    """The Gateway for parsed arguments (catalog loaded, upstream servers started, index opened)."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("toolsearch serve", 'pip install "toolsearch[mcp]"') from None
+    from ..index.searcher import Searcher
+    from ..mcp.gateway import Gateway, GatewayOptions
+    from ..profiles import load_profiles
+    from ..runtime.context import ToolContext
+    from ..runtime.executor import Executor
+
+    catalog = Path(args.catalog) if args.catalog else default_catalog_path()
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        raise ConfigError(f"--workspace {args.workspace}: no such folder")
+    if catalog.exists():
+        from ..mcp.skills import prestart
+
+        prestart(catalog)  # every upstream MCP server starts at once, not one per skill file
+    searcher = Searcher.from_path(catalog, args.index)
+    for problem in searcher.problems:
+        print(f"toolsearch serve: warning: {problem}", file=sys.stderr)
+    profiles: Any = None
+    if args.profile:
+        loaded = load_profiles(args.profile, catalog=searcher.catalog)
+        for problem in loaded.problems:
+            print(f"toolsearch serve: warning: {problem}", file=sys.stderr)
+        found = loaded.profiles
+        if not found.profiles:
+            raise ConfigError(f"--profile {args.profile}: no usable profile in the file (see the warnings)")
+        profiles = found.choose(None) if len(found.profiles) == 1 and found.header is None else found
+    executor = Executor(searcher.registry,
+                        context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
+    options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
+    return Gateway(searcher, executor, options=options, profiles=profiles)
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from ..mcp.transport import parse_host_port, serve_http, serve_stdio
+
+    address = parse_host_port(args.http) if args.http else None
+    gateway = build_gateway(args)
+    tools = len(gateway.searcher.catalog)
+    if address is None:
+        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on stdio", file=sys.stderr)
+        anyio.run(serve_stdio, gateway)
+        return 0
+    host, port = address
+
+    def ready(bound: int) -> None:
+        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on http://{host}:{bound}/mcp",
+              file=sys.stderr, flush=True)
+
+    anyio.run(lambda: serve_http(gateway, host, port, ready=ready))
+    return 0

@@ -1,0 +1,346 @@
+"""`Gateway`: the MCP server behind `toolsearch serve`, a tool-search front for a whole catalog.
+
+An MCP client (Claude Desktop, Claude Code, Cursor, an agent framework) lists tools once and sends
+every listed schema to its model on every request. Through the gateway it lists a handful:
+
+- **search mode** (works with every client): `tools/list` = the pinned tools + `search_tools(query,
+  limit)` + `call_tool(name, arguments)`. A search answers each hit's name, one-line purpose and
+  compact input schema, so the model can call it at once through `call_tool`.
+- **dynamic mode**: `tools/list` = the pinned tools + `search_tools`. A search loads the hits into
+  *that* session's list and the server sends `notifications/tools/list_changed`; the client re-lists
+  and the model calls the found tools directly. The loaded tools follow the interceptor's `Loadout`
+  (least recently used out first, under a count and a token budget).
+
+Every call, whichever way it comes, goes through the `Executor` (argument validation against the
+schema, the tool's timeout and retry); tools of MCP-server skills forward to their upstream server
+from there. A profile (`toolsearch.profiles`) limits what a session can find and call: searches
+filter with it before ranking and calls outside it are refused like unknown tools, so a session
+cannot even learn that another tenant's tools exist.
+
+Failures are results, never a dead session: an unknown tool, arguments that fail validation, a
+crashed upstream or a handler bug answer `isError: true` with a message for the model.
+
+Sessions: the index (Searcher) and Executor are shared; the per-session state (profile, loaded tools)
+lives in the MCP connection's `state` mapping, so it ends with the connection. Dynamic mode needs a
+connection that lives across requests, which the handshake protocol era has (stdio; streamable HTTP
+with `Mcp-Session-Id`) and the stateless 2026-07-28 era does not: in dynamic mode the gateway
+answers `server/discover` with "method not found", which makes clients in "auto" mode fall back to
+the `initialize` handshake. Search mode needs no session and serves both eras.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._errors import ConfigError
+from ..catalog.model import Tool
+from ..catalog.registry import Catalog
+from ..interceptor.loadout import Loadout
+from ..profiles import Profile, ProfileSet
+
+__all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway", "GatewayOptions", "compact_schema"]
+
+SEARCH_TOOL = "search_tools"
+CALL_TOOL = "call_tool"
+_STATE_KEY = "toolsearch.gateway"
+NO_MATCH = ("No matching tools found. Do not search again with similar words: answer with the tools you "
+            "have, or say that no available tool can do this.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayOptions:
+    """How the gateway answers (validated at construction)."""
+
+    mode: Literal["search", "dynamic"] = "search"
+    search_limit: int = 5
+    max_search_limit: int = 10
+    max_loaded_tools: int = 20
+    max_loaded_tokens: int = 8000
+    low_water: float = 0.75
+    description_chars: int = 120
+    name: str = "toolsearch"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("search", "dynamic"):
+            raise ConfigError(f"mode={self.mode!r} must be 'search' or 'dynamic'")
+        for key in ("search_limit", "max_search_limit", "max_loaded_tools", "max_loaded_tokens"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key}={value!r} must be a positive integer")
+        if self.search_limit > self.max_search_limit:
+            raise ConfigError(f"search_limit={self.search_limit} exceeds max_search_limit={self.max_search_limit}")
+
+
+@dataclass
+class _SessionState:
+    """What one client session has: its profile and (dynamic mode) its loaded tools."""
+
+    profile: Profile | None
+    loadout: Loadout
+    catalog: Catalog | None = None
+    calls: int = 0
+    searches: int = 0
+    history: list[str] = field(default_factory=list)
+
+
+class Gateway:
+    """The tool-search MCP server over one shared `Searcher` and `Executor`.
+
+    `profiles`: a `Profile` (every session), a `ProfileSet` (chosen per HTTP session by its header),
+    or None (everything visible)."""
+
+    def __init__(self, searcher: Any, executor: Any, *, options: GatewayOptions | None = None,
+                 profiles: Profile | ProfileSet | None = None):
+        self.searcher = searcher
+        self.executor = executor
+        self.options = options or GatewayOptions()
+        self.profiles = profiles
+        self._server: Any = None
+        self._schemas = {SEARCH_TOOL: self._search_schema(), CALL_TOOL: _CALL_SCHEMA}
+
+    # --- the MCP server ------------------------------------------------------------------------
+
+    @property
+    def server(self) -> Any:
+        """The low-level `mcp` Server (built on first use)."""
+        if self._server is None:
+            from mcp.server.lowlevel import Server
+
+            self._server = Server(self.options.name, instructions=self._instructions(),
+                                  on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool)
+            if self.options.mode == "dynamic":
+                self._server.add_request_handler("server/discover", _discover_params(), _no_discover)
+        return self._server
+
+    def initialization_options(self) -> Any:
+        from mcp.server.lowlevel.server import NotificationOptions
+
+        return self.server.create_initialization_options(
+            NotificationOptions(tools_changed=self.options.mode == "dynamic"))
+
+    def _instructions(self) -> str:
+        if self.options.mode == "dynamic":
+            return (f"This server searches a catalog of {len(self.searcher.catalog)} tools. Call "
+                    f"{SEARCH_TOOL} with a few words about the task; the tools it finds are added to "
+                    "your tool list. Search again for each different need.")
+        return (f"This server searches a catalog of {len(self.searcher.catalog)} tools. Call {SEARCH_TOOL} "
+                f"with a few words about the task, then run a found tool with {CALL_TOOL}(name, arguments).")
+
+    # --- per-session state ---------------------------------------------------------------------
+
+    def _state(self, ctx: Any) -> _SessionState:
+        # The connection's `state` lives as long as the MCP session (stdio: the process; HTTP: the
+        # Mcp-Session-Id); a 2026-07-28 request gets a fresh connection, so a fresh state.
+        connection = getattr(getattr(ctx, "session", None), "_connection", None)
+        store = getattr(connection, "state", None)
+        if isinstance(store, dict) and _STATE_KEY in store:
+            return store[_STATE_KEY]
+        state = _SessionState(self._profile_for(ctx), Loadout(
+            max_tools=self.options.max_loaded_tools, max_tokens=self.options.max_loaded_tokens,
+            low_water=self.options.low_water))
+        if isinstance(store, dict):
+            store[_STATE_KEY] = state
+        return state
+
+    def _profile_for(self, ctx: Any) -> Profile | None:
+        if self.profiles is None or isinstance(self.profiles, Profile):
+            return self.profiles
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        return self.profiles.choose(dict(headers) if headers is not None else None)
+
+    def _catalog(self, state: _SessionState) -> Catalog:
+        catalog = self.searcher.catalog
+        if state.catalog is not catalog:  # hot reload: changed tools refreshed, removed ones dropped
+            state.loadout.refresh(catalog.tools)
+            state.catalog = catalog
+        return catalog
+
+    @staticmethod
+    def _permits(state: _SessionState, tool: Tool) -> bool:
+        return state.profile is None or state.profile.permits(tool)
+
+    # --- tools/list ----------------------------------------------------------------------------
+
+    def visible_tools(self, state: _SessionState) -> list[dict[str, Any]]:
+        """The tools/list entries of a session, in a stable order: pinned, meta-tools, loaded."""
+        catalog = self._catalog(state)
+        pinned = [t for t in catalog.pinned if self._permits(state, t)]
+        meta = [self._meta_entry(SEARCH_TOOL)]
+        if self.options.mode == "search":
+            meta.append(self._meta_entry(CALL_TOOL))
+        loaded = [t for t in state.loadout.tools if t.name not in {p.name for p in pinned}]
+        return [*map(_entry, pinned), *meta, *map(_entry, loaded if self.options.mode == "dynamic" else [])]
+
+    def _meta_entry(self, name: str) -> dict[str, Any]:
+        descriptions = {
+            SEARCH_TOOL: ("Search the tool catalog for tools that can do a task. Describe the need in a "
+                          "few words (e.g. 'convert time zones', 'git log'). "
+                          + ("Found tools are added to your tool list." if self.options.mode == "dynamic"
+                             else f"Answers each tool's name, purpose and arguments; run one with {CALL_TOOL}.")),
+            CALL_TOOL: f"Run a tool found with {SEARCH_TOOL}: its name and its arguments as an object.",
+        }
+        return {"name": name, "description": descriptions[name], "inputSchema": self._schemas[name]}
+
+    def _search_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the tool should do, in a few words."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": self.options.max_search_limit,
+                          "description": f"How many tools (default {self.options.search_limit})."},
+            },
+            "required": ["query"],
+        }
+
+    async def _on_list_tools(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        state = self._state(ctx)
+        return types.ListToolsResult(tools=[types.Tool.model_validate(e) for e in self.visible_tools(state)])
+
+    # --- tools/call ----------------------------------------------------------------------------
+
+    async def _on_call_tool(self, ctx: Any, params: Any) -> Any:
+        state = self._state(ctx)
+        try:
+            text, is_error, structured, changed = await self.call(state, params.name, params.arguments or {})
+        except Exception as exc:  # noqa: BLE001 - a bug must cost one call, never the session
+            text, is_error, structured, changed = f"Internal error in {params.name!r}: {exc}", True, None, False
+        if changed:
+            await _notify_list_changed(ctx)
+        return _result(text, is_error, structured)
+
+    async def call(self, state: _SessionState, name: str, arguments: Mapping[str, Any]
+                   ) -> tuple[str, bool, Any, bool]:
+        """(text, is_error, structured content, tools/list changed) for one tools/call."""
+        if name == SEARCH_TOOL:
+            return self._search(state, arguments)
+        if name == CALL_TOOL and self.options.mode == "search":
+            target, args = arguments.get("name"), arguments.get("arguments", {})
+            if not isinstance(target, str) or not target:
+                return (f'{CALL_TOOL} needs "name": the name of a tool found with {SEARCH_TOOL}, and '
+                        '"arguments": an object', True, None, False)
+            if args is None:
+                args = {}
+            if not isinstance(args, dict):
+                return f'"arguments" must be an object of the tool\'s arguments, got {type(args).__name__}', \
+                    True, None, False
+            text, is_error, structured = await self._run(state, target, args)
+            return text, is_error, structured, False
+        text, is_error, structured = await self._run(state, name, arguments)
+        return text, is_error, structured, False
+
+    def _search(self, state: _SessionState, arguments: Mapping[str, Any]) -> tuple[str, bool, Any, bool]:
+        query, limit = arguments.get("query"), arguments.get("limit", self.options.search_limit)
+        if not isinstance(query, str) or not query.strip():
+            return '"query" is required: a few words about what the tool should do', True, None, False
+        if isinstance(limit, float) and limit.is_integer():
+            limit = int(limit)
+        if limit is None:
+            limit = self.options.search_limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            return f'"limit" must be a whole number from 1 to {self.options.max_search_limit}', True, None, False
+        limit = min(limit, self.options.max_search_limit)
+        state.searches += 1
+        state.history.append(query)
+        self._catalog(state)
+        hits = self.searcher.search(query, limit, allow=state.profile)
+        tools = [h.tool for h in hits if h.tool is not None]
+        if self.options.mode == "search":
+            structured = {"tools": [{"name": t.name, "description": t.description,
+                                     "inputSchema": t.input_schema} for t in tools]}
+            return self.render_search(tools), False, structured, False
+        change = state.loadout.load(tools)
+        kept = [t for t in tools if t.name in state.loadout]
+        text = "\n".join([f"Found {len(kept)} tool(s), now in your tool list:",
+                          *(f"- {t.name}: {self._purpose(t)}" for t in kept)]) if kept else NO_MATCH
+        return text, False, {"tools": [t.name for t in kept]}, bool(change.loaded or change.evicted)
+
+    def _purpose(self, tool: Tool) -> str:
+        """The first line of a description, cut at a word boundary."""
+        line = " ".join(tool.description.strip().split("\n", 1)[0].split())
+        limit = self.options.description_chars
+        return line if len(line) <= limit else line[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+
+    def render_search(self, tools: list[Tool]) -> str:
+        """The search-mode answer: per hit one line of name and purpose, one line of arguments."""
+        if not tools:
+            return NO_MATCH
+        lines = [f"Found {len(tools)} tool{'s' if len(tools) != 1 else ''}; run one with "
+                 f'{CALL_TOOL}({{"name": ..., "arguments": {{...}}}}):']
+        for tool in tools:
+            lines.append(f"- {tool.name}: {self._purpose(tool)}")
+            lines.append(f"  arguments: {compact_schema(tool.input_schema)}")
+        return "\n".join(lines)
+
+    async def _run(self, state: _SessionState, name: str, arguments: Mapping[str, Any]) -> tuple[str, bool, Any]:
+        catalog = self._catalog(state)
+        tool = catalog.get(name)
+        if tool is None or not self._permits(state, tool):
+            # Refused exactly like an unknown name: another tenant's tool must not show it exists.
+            return (f"Unknown tool {name!r}. Use {SEARCH_TOOL} to find a tool by what it does."), True, None
+        state.calls += 1
+        result = await self.executor.arun(name, dict(arguments))
+        if self.options.mode == "dynamic":
+            state.loadout.touch([name])
+        structured = result.data if isinstance(result.data, (dict, list)) else None
+        return result.text, result.is_error, structured
+
+
+def compact_schema(schema: Mapping[str, Any]) -> str:
+    """An input schema as minified JSON without the noise a model does not need (titles, $schema)."""
+    return json.dumps(_strip(schema), separators=(",", ":"), ensure_ascii=False)
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in ("title", "$schema")}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+_CALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "The tool's name, as search_tools gave it."},
+        "arguments": {"type": "object", "description": "The tool's arguments."},
+    },
+    "required": ["name"],
+}
+
+
+def _entry(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema}
+
+
+def _result(text: str, is_error: bool, structured: Any) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error,
+                                structured_content=structured if isinstance(structured, dict) else None)
+
+
+async def _notify_list_changed(ctx: Any) -> None:
+    import mcp_types as types
+
+    # On the call's own response stream (request-scoped): over HTTP it arrives with the search
+    # answer, before the client's next tools/list, with no standalone stream needed.
+    await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
+
+
+def _discover_params() -> Any:
+    import mcp_types as types
+
+    return types.RequestParams
+
+
+async def _no_discover(ctx: Any, params: Any) -> Any:
+    from mcp.shared.exceptions import MCPError
+
+    raise MCPError(code=-32601, message="Method not found: dynamic mode serves the initialize handshake "
+                   "(per-session tool lists need a session)")

@@ -59,8 +59,9 @@ def test_hidden_search_round_then_namespaced_call_is_returned(searcher):
     assert (namespace["type"], namespace["name"], namespace["description"]) == ("namespace", "weather",
                                                                                  "Weather reports")
     assert [f["name"] for f in namespace["tools"]] == ["get_weather", "get_forecast"]
-    # the caller gets the function call, the hidden search items before it (so replay keeps them)
-    assert kinds(response.output) == ["reasoning", "tool_search_call", "tool_search_output", "function_call"]
+    # the caller gets the function call; the hidden round's items are the report's transcript
+    assert kinds(response.output) == ["function_call"]
+    assert response.toolsearch.messages == tuple(replay)
     call = response.output[-1]
     assert (call.name, call.namespace) == ("get_weather", "weather")
     report = response.toolsearch
@@ -79,10 +80,10 @@ def test_full_input_replay_keeps_loaded_tools_across_turns(searcher):
         wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native")
         history: list = [{"role": "user", "content": Q}]
         first = wrapped.responses.create(model="gpt-5.4", input=history)
-        history += first.output
+        history += [*first.toolsearch.messages, *first.output]
         history.append({"type": "function_call_output", "call_id": first.output[-1].call_id, "output": "sun"})
         second = wrapped.responses.create(model="gpt-5.4", input=history)
-        history += second.output + [{"role": "user", "content": "And tomorrow?"}]
+        history += [*second.toolsearch.messages, *second.output, {"role": "user", "content": "And tomorrow?"}]
         third = wrapped.responses.create(model="gpt-5.4", input=history)
         requests = sent(server)
     assert second.output_text == "Sunny." and second.toolsearch.model_calls == 1
@@ -91,6 +92,21 @@ def test_full_input_replay_keeps_loaded_tools_across_turns(searcher):
     assert [kinds(r["input"]).count("tool_search_output") for r in requests] == [0, 1, 1, 1]
     assert "additional_tools" not in kinds(requests[-1]["input"])
     assert requests[-1]["input"][:len(requests[-2]["input"])] == requests[-2]["input"]
+
+
+def test_a_replay_of_the_output_alone_gets_the_loaded_tools_back_in_additional_tools(searcher):
+    script = ItemScript([[search("weather")], [function_call("get_weather", {"city": "Paris"})],
+                         [function_call("get_forecast", {"city": "Paris"})]])
+    with FakeModelServer(script) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native")
+        first = wrapped.responses.create(model="gpt-5.4", input=Q)
+        history = [{"role": "user", "content": Q}, *first.output,
+                   {"type": "function_call_output", "call_id": first.output[-1].call_id, "output": "sun"}]
+        second = wrapped.responses.create(model="gpt-5.4", input=history)
+        last = sent(server)[-1]["input"]
+    assert second.output[-1].name == "get_forecast"
+    assert last[-1]["type"] == "additional_tools"
+    assert [f["name"] for f in last[-1]["tools"]] == ["get_weather", "get_forecast"]
 
 
 def test_previous_response_chaining_and_a_search_next_to_a_real_call(searcher):
@@ -180,7 +196,7 @@ def test_eviction_in_native_mode_rewrites_the_replay_once_and_reports_the_cache_
         for q in ("weather", "mail", "calendar", "again"):
             history.append({"role": "user", "content": q})
             response = wrapped.responses.create(model="gpt-5.4", input=history)
-            history += response.output
+            history += [*response.toolsearch.messages, *response.output]
             reports.append(response.toolsearch)
         requests = sent(server)
     # evictions happen in one batch at a user-turn boundary; each batch rewrites the replay once and
@@ -215,3 +231,15 @@ def test_async_native_with_a_rule_model_and_chaining(searcher):
     assert (first.output[-1].name, first.output[-1].namespace) == ("get_weather", "weather")
     assert second.output_text.startswith("Done.")
     assert all(t["type"] != "function" or t["name"] == "remember" for r in requests for t in r["tools"])
+
+
+def test_several_searches_in_one_round_are_merged_and_each_answered(searcher):
+    script = ItemScript([[search("weather", 1), search("send an email", 1)],
+                         [function_call("send_email", {"to": "a@b.c", "body": "sunny"})]])
+    with FakeModelServer(script) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native")
+        response = wrapped.responses.create(model="gpt-5.4", input=Q)
+        last = sent(server)[-1]["input"]
+    outputs = [i for i in last if i.get("type") == "tool_search_output"]
+    assert [[f["name"] for f in o["tools"]] for o in outputs] == [["get_weather"], ["send_email"]]
+    assert response.output[-1].name == "send_email" and response.toolsearch.model_calls == 2

@@ -35,10 +35,10 @@ def test_stream_consumes_the_hidden_round_and_forwards_the_visible_one(searcher)
     assert "response.function_call_arguments.delta" in types
     assert [e.sequence_number for e in events] == list(range(len(events)))
     assert events[0].response.id == final.id == "resp_fake_2"  # the answering round's id
-    assert kinds(final.output) == ["reasoning", "tool_search_call", "tool_search_output", "reasoning",
-                                   "function_call"]
+    assert kinds(final.output) == ["reasoning", "function_call"]
     assert final.output[-1].name == "get_weather"
-    report = wrapped.default_session.last_report
+    report = final.toolsearch
+    assert report is wrapped.default_session.last_report
     assert report.model_calls == 2 and len(requests) == 2
     assert final.usage.input_tokens == report.usage.prompt_tokens == sum(
         r.usage.prompt_tokens for r in report.rounds)
@@ -75,6 +75,7 @@ def test_function_mode_stream_and_async_stream(searcher):
     events, final = asyncio.run(main())
     added = [e.item.name for e in events if e.type == "response.output_item.added"]
     assert added == ["get_weather"] and kinds(final.output) == ["function_call"]
+    assert final.toolsearch.model_calls == 2
 
 
 def test_parse_with_text_format_and_the_raw_views(searcher):

@@ -8,10 +8,12 @@ Modes (`search_mode`, per wrapper or per call as `create(..., search_mode=...)`,
 - "native": the request carries OpenAI's `tool_search` tool with `execution: "client"`; catalog tools are
   not in `tools`. Each `tool_search_call` is answered with a `tool_search_output` (same `call_id`) holding
   the found tools (`namespaces=True`: grouped by skill). Loaded tools live in the conversation's items:
-  with `previous_response_id` chaining the server keeps them; with full input replay the returned
-  `response.output` starts with the hidden search rounds' items, so `input += response.output` keeps
-  them. Tools the session loaded that the conversation does not show yet (prefetch, a forced
-  `tool_choice`, a history restored into a fresh session) travel in an `additional_tools` item.
+  with `previous_response_id` chaining the server keeps them; with full input replay the caller appends
+  `response.toolsearch.messages` (the hidden rounds' items: reasoning, `tool_search_call`,
+  `tool_search_output`, executed calls and results) and then `response.output`, exactly what the
+  server saw. Tools the session loaded that the conversation does not show (prefetch, a forced
+  `tool_choice`, a history restored into a fresh session, or a replay that kept only `response.output`)
+  travel in an `additional_tools` item at the end of the input.
   Eviction cannot remove what the server stored, so in native mode it only happens when the budget
   is exceeded at a user-turn boundary, in one batch, by rewriting the replayed input: the report's
   `cache_break` names the tools it removed (the prompt cache is lost from the first rewritten item).
@@ -191,11 +193,8 @@ class ResponsesAdapter:
         # dropped search stays with its answer, as the server keeps both.
         kept_items = [i for i in response.output
                       if not (_call_id(i) in drop and not (self.native and get(i, "type") == "tool_search_call"))]
-        if self.native:
-            searches_only = [i for e in outcome.hidden if all(c.name == self.meta_name for c in e.reply.calls)
-                             for i in self.render(e, fresh=False) if get(i, "role") != "developer"]
-            answered = [i for i in owed if i["type"] == "tool_search_output"]
-            kept_items = [*map(_output_item, searches_only), *kept_items, *map(_output_item, answered)]
+        if self.native:  # a dropped search stays in the output: its answer follows it
+            kept_items += [_output_item(i) for i in owed if i["type"] == "tool_search_output"]
         response.output = _drop_orphan_reasoning(kept_items)
         if report.model_calls > 1:
             response.usage = shapes.response_usage(report.usage)

@@ -103,7 +103,9 @@ class Responses:
         """`responses.stream(...)`: openai's own stream manager over our `create(stream=True)`."""
         from openai.lib._response_resources import stream
 
-        return stream(self, **_with_mode(kwargs))
+        from .openai_responses_stream import keep_report
+
+        return keep_report(stream(self, **_with_mode(kwargs)))
 
     @property
     def with_raw_response(self) -> Any:
@@ -145,7 +147,9 @@ class AsyncResponses(Responses):
     def stream(self, **kwargs: Any) -> Any:
         from openai.lib._response_resources import async_stream
 
-        return async_stream(self, **_with_mode(kwargs))
+        from .openai_responses_stream import keep_report
+
+        return keep_report(async_stream(self, **_with_mode(kwargs)))
 
     @property
     def with_raw_response(self) -> Any:

@@ -131,8 +131,8 @@ class RoundAccumulator:
         return out
 
 
-def _events(api: Any, kwargs: dict[str, Any]):
-    """The sync event generator of one streamed create."""
+def _events(api: Any, kwargs: dict[str, Any], holder: Any):
+    """The sync event generator of one streamed create; `holder.report` is set at the end."""
     adapter, kwargs, session, flow = api._begin(kwargs)
     acc = RoundAccumulator(adapter, session)
     run_tools = api._w._run_tools(session)
@@ -160,10 +160,11 @@ def _events(api: Any, kwargs: dict[str, Any]):
     close_turn(session, outcome)
     final = adapter.finish(response, outcome)
     session._finish(final.toolsearch)
+    holder.report = final.toolsearch
     yield from acc.finish(final)
 
 
-async def _aevents(api: Any, kwargs: dict[str, Any]):
+async def _aevents(api: Any, kwargs: dict[str, Any], holder: Any):
     adapter, kwargs, session, flow = api._begin(kwargs)
     acc = RoundAccumulator(adapter, session)
     run_tools = api._w._arun_tools(session)
@@ -193,6 +194,7 @@ async def _aevents(api: Any, kwargs: dict[str, Any]):
     close_turn(session, outcome)
     final = adapter.finish(response, outcome)
     session._finish(final.toolsearch)
+    holder.report = final.toolsearch
     for out in acc.finish(final):
         yield out
 
@@ -216,11 +218,14 @@ class _Response:
 
 
 class ToolSearchStream:
-    """What `create(stream=True)` returns: iterate `ResponseStreamEvent`s; `with` closes it."""
+    """What `create(stream=True)` returns: iterate `ResponseStreamEvent`s; `with` closes it;
+    `.report` is the toolsearch report once the stream has ended."""
 
-    def __init__(self, gen: Any):
-        self._gen = gen
-        self.response = _Response(gen)
+    report: Any = None
+
+    def __init__(self, api: Any, kwargs: dict[str, Any]):
+        self._gen = _events(api, dict(kwargs), self)
+        self.response = _Response(self._gen)
 
     def __iter__(self):
         return self._gen
@@ -249,9 +254,11 @@ class _AsyncResponse:
 
 
 class AsyncToolSearchStream:
-    def __init__(self, gen: Any):
-        self._gen = gen
-        self.response = _AsyncResponse(gen)
+    report: Any = None
+
+    def __init__(self, api: Any, kwargs: dict[str, Any]):
+        self._gen = _aevents(api, dict(kwargs), self)
+        self.response = _AsyncResponse(self._gen)
 
     def __aiter__(self):
         return self._gen
@@ -270,11 +277,61 @@ class AsyncToolSearchStream:
 
 
 def open_stream(api: Any, kwargs: dict[str, Any]) -> ToolSearchStream:
-    return ToolSearchStream(_events(api, dict(kwargs)))
+    return ToolSearchStream(api, kwargs)
 
 
 async def aopen_stream(api: Any, kwargs: dict[str, Any]) -> AsyncToolSearchStream:
-    return AsyncToolSearchStream(_aevents(api, dict(kwargs)))
+    return AsyncToolSearchStream(api, kwargs)
+
+
+def keep_report(manager: Any) -> Any:
+    """openai's stream manager, whose stream's `get_final_response()` keeps `.toolsearch` a `Report`
+    (the SDK rebuilds the final response from a dict, which would flatten it). The manager and stream
+    stay instances of the SDK's own classes."""
+    from openai.lib.streaming.responses import AsyncResponseStreamManager
+
+    manager.__class__ = _AsyncManager if isinstance(manager, AsyncResponseStreamManager) else _Manager
+    return manager
+
+
+def _reporting_classes() -> tuple[type, type, type, type]:
+    from openai.lib.streaming.responses import (
+        AsyncResponseStream,
+        AsyncResponseStreamManager,
+        ResponseStream,
+        ResponseStreamManager,
+    )
+
+    class Stream(ResponseStream):  # type: ignore[misc]
+        def get_final_response(self) -> Any:
+            final = super().get_final_response()
+            if getattr(self._raw_stream, "report", None) is not None:
+                final.toolsearch = self._raw_stream.report
+            return final
+
+    class AsyncStream(AsyncResponseStream):  # type: ignore[misc]
+        async def get_final_response(self) -> Any:
+            final = await super().get_final_response()
+            if getattr(self._raw_stream, "report", None) is not None:
+                final.toolsearch = self._raw_stream.report
+            return final
+
+    class Manager(ResponseStreamManager):  # type: ignore[misc]
+        def __enter__(self) -> Any:
+            stream = super().__enter__()
+            stream.__class__ = Stream
+            return stream
+
+    class AsyncManager(AsyncResponseStreamManager):  # type: ignore[misc]
+        async def __aenter__(self) -> Any:
+            stream = await super().__aenter__()
+            stream.__class__ = AsyncStream
+            return stream
+
+    return Stream, AsyncStream, Manager, AsyncManager
+
+
+_Stream, _AsyncStream, _Manager, _AsyncManager = _reporting_classes()
 
 
 # -- raw views ------------------------------------------------------------------------------------

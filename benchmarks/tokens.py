@@ -186,6 +186,9 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
                     wrapped = toolsearch.wrap(server.client(), searcher, prefetch=strategy.endswith("prefetch"))
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
             out["strategies"][strategy] = _summary(plays)
+        from .tokens_anthropic import run_size as anthropic_size  # {} without the anthropic extra
+
+        out["anthropic"] = anthropic_size(size, tasks, catalog, searcher, progress=progress)
     every_tokens = out["strategies"]["all-tools"]["tool_tokens_per_request"]
     oracle = out["strategies"]["oracle"]
     for summary in out["strategies"].values():
@@ -219,4 +222,11 @@ def markdown(result: dict[str, Any]) -> str:
                   rows)
             + f"\n\nTasks (multi-step, 2+ gold tools): {tasks}. \"vs oracle\": per-task totals divided by "
               "the oracle's (input = tools + messages of every request). \"gold tools all loaded\": the "
-              "share of tasks whose gold tools were all found and called within the round cap.")
+              "share of tasks whose gold tools were all found and called within the round cap."
+            + _anthropic_markdown(result))
+
+
+def _anthropic_markdown(result: dict[str, Any]) -> str:
+    from .tokens_anthropic import markdown as anthropic_markdown
+
+    return anthropic_markdown(result)

@@ -1,0 +1,29 @@
+"""`benchmarks/tokens_anthropic.py` on a tiny catalog: the three Messages-API strategies run end to end
+through the real anthropic client, and the figures hang together."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("anthropic")
+
+from benchmarks import tokens, tokens_anthropic  # noqa: E402
+from benchmarks.data import sized_catalog, skills_of  # noqa: E402
+from toolsearch.index.searcher import Searcher  # noqa: E402
+
+
+def test_native_reads_more_from_the_cache_than_inline(tmp_path):
+    tasks = tokens.pick_tasks(40, 4)
+    catalog = sized_catalog(40, must_include=list(dict.fromkeys(g for t in tasks for g in t.gold)))
+    searcher = Searcher(skills_of(catalog), tmp_path)
+    try:
+        result = tokens_anthropic.run_size(40, tasks, catalog, searcher, progress=False)
+    finally:
+        searcher.close()
+    assert set(result) == set(tokens_anthropic.STRATEGIES)
+    every, inline, native = (result[s] for s in tokens_anthropic.STRATEGIES)
+    assert every["input_tokens_per_task"] > 2 * native["input_tokens_per_task"]
+    assert native["cache_read_share"] > inline["cache_read_share"]
+    assert all(0 < s["complete"] <= 1 for s in result.values())
+    text = tokens_anthropic.markdown({"sizes": [{"size": 40, "anthropic": result}]})
+    assert "**anthropic native**" in text and "effective input" in text

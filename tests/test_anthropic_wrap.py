@@ -274,3 +274,49 @@ def test_agent_loop_with_thinking_runs_real_tools(searcher, tmp_path):
     last = requests[-1]["messages"]
     assert all(m["content"][0]["type"] == "thinking" for m in last if m["role"] == "assistant")
     assert response.toolsearch.messages == tuple(last[1:])
+
+
+def test_pinned_prefetch_and_merged_searches_in_native_mode(searcher):
+    script = [message(tool_search("convert units"), tool_search("base64 encode")), message(text("Done."))]
+    with AnthropicServer(ScriptedModel(script)) as server:
+        client = toolsearch.wrap(server.client(), searcher, search_mode="native", pinned=["calculate"],
+                                 prefetch=True, prefetch_limit=2)
+        response = client.messages.create(model="claude", max_tokens=512, messages=_ask("date add days"))
+        first, second = server.requests
+    prefetched = [s.hits for s in response.toolsearch.prefetch][0]
+    # pinned and prefetched tools are ordinary tools (nothing references them); the search tool stays shown
+    assert _shown(first)[:3] == ["todo", "calculate", "tool_search"] and _shown(first)[3:] == list(prefetched)
+    results = second["messages"][-1]["content"]
+    refs = [[b["tool_name"] for b in r["content"] if b["type"] == "tool_reference"] for r in results]
+    assert refs[0][0] == "convert_units" and refs[1][0] == "base64_encode"  # each query's best hit loaded
+    assert _deferred(second) == [n for group in refs for n in group]
+    assert _shown(second) == _shown(first)
+
+
+def test_inline_mode_evicts_least_recently_used_at_a_user_turn(searcher):
+    script = [message(tool_search("convert units")), message(text("a")),
+              message(tool_search("base64 encode")), message(text("b"))]
+    with AnthropicServer(ScriptedModel(script)) as server:
+        client = toolsearch.wrap(server.client(), searcher, search_mode="inline", max_loaded_tools=4)
+        first = client.messages.create(model="claude", max_tokens=512, messages=_ask())
+        history = [*_ask(), *first.toolsearch.messages, {"role": "assistant", "content": first.content},
+                   {"role": "user", "content": "now encode milk in base64"}]
+        second = client.messages.create(model="claude", max_tokens=512, messages=history)
+    assert second.toolsearch.evicted  # the first turn's tools made room, in one batch at the turn edge
+    assert "base64_encode" in second.toolsearch.loaded
+
+
+def test_async_raw_response_and_wrapping_errors(searcher):
+    async def main(server):
+        client = toolsearch.wrap(server.async_client(), searcher, search_mode="native")
+        raw = await client.messages.with_raw_response.create(model="claude", max_tokens=512, messages=_ask(),
+                                                             thinking=THINK)
+        return await raw.parse()
+
+    with AnthropicServer(ScriptedModel(_search_then_call())) as server:
+        parsed = asyncio.run(main(server))
+    assert parsed.content[1].name == "convert_units" and parsed.toolsearch.model_calls == 2
+    with pytest.raises(ConfigError, match="executor"):
+        toolsearch.wrap(anthropic.Anthropic(api_key="k"), searcher, execute=True)
+    with pytest.raises(ConfigError, match="pinned"):
+        toolsearch.wrap(anthropic.AsyncAnthropic(api_key="k"), searcher, pinned=["no_such_tool"])

@@ -155,3 +155,29 @@ def test_caller_tool_call_ends_the_loop(searcher, executor):
         )
     names = [c.function.name for c in response.choices[0].message.tool_calls]
     assert names == ["calculate", "ask_human"]  # nothing half-run: the caller runs both
+
+
+def test_agent_loop_transcript_holds_every_executed_call_and_result_in_order(searcher, executor, tmp_path):
+    """Finding 10: the caller gets the hidden calls and results, ready for its history, so a later
+    create() sees them and nothing runs twice."""
+    with FakeModelServer(RuleModel(PLAN, final=lambda r: "done")) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        history = [{"role": "user", "content": "go"}]
+        response = agent.chat.completions.create(model="fake", messages=history)
+        transcript = list(response.toolsearch.messages)
+        history += transcript + [response.choices[0].message.model_dump(exclude_none=True)]
+        history.append({"role": "user", "content": "thanks"})
+    with FakeModelServer(ScriptedModel([reply("You're welcome.")])) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        again = agent.chat.completions.create(model="fake", messages=history)  # a valid history: accepted
+        assert server.requests[0]["messages"][1:13] == transcript
+    roles = [m["role"] for m in transcript]
+    assert roles == ["assistant", "tool"] * 6
+    called = [c["function"]["name"] for m in transcript if m["role"] == "assistant" for c in m["tool_calls"]]
+    assert called == ["tool_search", "write_file", "tool_search", "count_text", "tool_search", "calculate"]
+    for ask, answer in zip(transcript[::2], transcript[1::2]):
+        assert answer["tool_call_id"] == ask["tool_calls"][0]["id"]
+    assert "395" in transcript[-1]["content"]
+    executed = [c.name for c in response.toolsearch.calls if c.outcome == "executed"]
+    assert executed == ["write_file", "count_text", "calculate"]
+    assert not [c for c in again.toolsearch.calls if c.outcome == "executed"]  # nothing ran twice

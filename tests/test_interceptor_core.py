@@ -333,3 +333,19 @@ def test_loadout_follows_catalog_changes(tmp_path):
         sent = names(server.requests[-1])
     assert "send_email" not in sent and "read_inbox" not in sent and "get_weather" in sent
     live.close()
+
+
+def test_meta_tool_and_pinned_tools_are_built_once_per_options_and_catalog(searcher):
+    """Finding 12: per-create work must not rebuild the meta-tool or rescan the catalog for pinned tools."""
+    from toolsearch import InterceptorOptions, Session
+    from toolsearch.interceptor.core import TurnInput, turn_flow
+
+    options = InterceptorOptions()
+    asks = []
+    for _ in range(2):
+        flow = turn_flow(Session(options), searcher, TurnInput(frozenset(), "hi", new_user_turn=True))
+        asks.append(next(flow))
+        flow.close()
+    assert asks[0].meta is asks[1].meta
+    assert asks[0].pinned == asks[1].pinned and [t.name for t in asks[0].pinned] == ["remember"]
+    assert asks[0].pinned[0] is asks[1].pinned[0]

@@ -70,3 +70,35 @@ def test_refresh_follows_new_catalog():
     assert gone == ("c",)
     assert lo.names == ("a", "b")
     assert lo.tools[1] is new_b and lo.tokens == tool_tokens(lo.tools[0]) + tool_tokens(new_b)
+
+
+def test_tool_tokens_are_memoized_per_tool_object(monkeypatch):
+    """Finding 12: a hot create() never re-tokenizes a schema it has counted."""
+    import toolsearch.interceptor.loadout as loadout
+
+    calls = []
+    real = loadout.schema_tokens
+    monkeypatch.setattr(loadout, "schema_tokens", lambda value: calls.append(1) or real(value))
+    tool = tools("memo_me", words=7)[0]
+    first = tool_tokens(tool)
+    assert [tool_tokens(tool) for _ in range(5)] == [first] * 5
+    assert len(calls) == 1
+    twin = Tool(name="memo_me", description=" ".join(["word"] * 7))  # a new object (catalog reload)
+    assert tool_tokens(twin) == first and len(calls) == 2
+
+
+def test_shed_evicts_one_batch_sparing_protected_tools():
+    lo = Loadout(max_tools=8, max_tokens=10_000, low_water=0.75)
+    lo.load(tools("a", "b", "c", "d", "e", "f", "g"))  # 7 > 6: over low water
+    evicted = lo.shed(protected=["g", "f"])
+    assert len(lo) == 4 and "g" in lo and "f" in lo  # down to 2*0.75-1 = 0.5 of 8
+    assert set(evicted).isdisjoint({"f", "g"})
+    assert lo.shed() == ()  # under low water: nothing
+
+
+def test_fits_and_add_never_evict():
+    lo = Loadout(max_tools=2, max_tokens=10_000)
+    a, b, c = tools("a", "b", "c")
+    assert lo.add(a) and lo.add(b) and not lo.add(a)
+    assert lo.fits(a) and not lo.fits(c)
+    assert lo.names == ("a", "b")

@@ -101,3 +101,41 @@ def test_rule_model_gives_up_when_search_finds_nothing():
 
 def test_search_helper_builds_a_meta_tool_call():
     assert search("x", 3)["function"] == {"name": "tool_search", "arguments": '{"query": "x", "limit": 3}'}
+
+
+def test_server_rejects_what_the_real_api_rejects_about_tool_choice_and_answers():
+    """The fake server must catch the client bugs of issue 9: a forced function missing from `tools`,
+    `parallel_tool_calls` without tools, a call answered twice, a tool message with no call before it."""
+    asked = {"role": "assistant", "content": None, "tool_calls": [call("get_time", {}, id="c1")]}
+    answer = {"role": "tool", "tool_call_id": "c1", "content": "noon"}
+    with FakeModelServer(ScriptedModel([reply("ok")] * 3)) as server:
+        client = server.client()
+        forced = {"type": "function", "function": {"name": "tool_search"}}
+        with pytest.raises(openai.BadRequestError, match="not in 'tools'"):
+            client.chat.completions.create(model="m", messages=USER, tools=[TOOL], tool_choice=forced)
+        allowed = {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [forced]}}
+        with pytest.raises(openai.BadRequestError, match="not in 'tools'"):
+            client.chat.completions.create(model="m", messages=USER, tools=[TOOL], tool_choice=allowed)
+        with pytest.raises(openai.BadRequestError, match="parallel_tool_calls"):
+            client.chat.completions.create(model="m", messages=USER, parallel_tool_calls=False)
+        with pytest.raises(openai.BadRequestError, match="already answered"):
+            client.chat.completions.create(model="m", messages=[*USER, asked, answer, answer], tools=[TOOL])
+        with pytest.raises(openai.BadRequestError, match="must answer a tool_calls id"):
+            client.chat.completions.create(model="m", messages=[*USER, answer], tools=[TOOL])
+        ok = {"type": "function", "function": {"name": "get_time"}}
+        client.chat.completions.create(model="m", messages=[*USER, asked, answer], tools=[TOOL], tool_choice=ok)
+        assert len(server.requests) == 1
+
+
+def test_test_only_reply_keys_shape_the_response():
+    script = [reply("x") | {"x_usage": {"cached_tokens": 7, "reasoning_tokens": 3}, "reasoning_content": "hm"},
+              reply(None, call("get_time", {})) | {"x_finish_reason": "length"},
+              {"x_no_choices": True}]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        client = server.client()
+        first = client.chat.completions.create(model="m", messages=USER)
+        assert first.usage.prompt_tokens_details.cached_tokens == 7
+        assert first.usage.completion_tokens_details.reasoning_tokens == 3
+        assert first.choices[0].message.reasoning_content == "hm"
+        assert client.chat.completions.create(model="m", messages=USER, tools=[TOOL]).choices[0].finish_reason == "length"
+        assert client.chat.completions.create(model="m", messages=USER).choices == []

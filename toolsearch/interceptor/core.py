@@ -457,6 +457,13 @@ class _Turn:
                     order.append(tools[rank])
         before = self.s.evicted_in_turn
         kept, refused, fresh = self.s.offer([t for t in order if t.name not in self.pinned_names])
+        out = {t.name for t in refused}
+        needy = [tools[0] for tools in per_query if tools and tools[0].name in out]
+        if needy:  # a query would get nothing it asked for first: the one in-turn shed, as last resort
+            kept2, refused2, fresh2 = self.s.offer(needy, shed=True)
+            rest = [t for t in refused if t not in needy]
+            kept3, refused3, fresh3 = self.s.offer(rest)
+            refused, fresh = refused2 + refused3, fresh + fresh2 + fresh3
         shed = self.s.evicted_in_turn[len(before):]
         self.rec.note_change(tuple(fresh), shed, tuple(t.name for t in refused))
         out_names = {t.name for t in refused}

@@ -114,13 +114,14 @@ class Session:
             self._shed_in_turn, self.evicted_in_turn = False, ()
             return self._loadout.shed()
 
-    def offer(self, tools: Sequence[Tool]) -> tuple[list[Tool], list[Tool], list[str]]:
+    def offer(self, tools: Sequence[Tool], *, shed: bool = False) -> tuple[list[Tool], list[Tool], list[str]]:
         """Load what fits without evicting anything this turn: (kept, refused, newly_loaded).
-        Kept tools (already loaded or newly added) are marked used in this turn."""
+        Kept tools (already loaded or newly added) are marked used in this turn. `shed=True` (the core
+        asks for it only when a search's best hit would not fit) allows the one in-turn shed."""
         kept, refused, fresh = [], [], []
         with self._lock:
             for tool in tools:
-                if not self._loadout.fits(tool) and not self._shed_in_turn:
+                if shed and not self._loadout.fits(tool) and not self._shed_in_turn:
                     # Last resort: this turn filled the budget. Tools it has not used go in one batch
                     # (once per turn), so its searches can still load; its own tools never go.
                     self._shed_in_turn = True

@@ -6,7 +6,15 @@ The server speaks the part of the Chat Completions API an agent uses: `POST /v1/
 streaming when `stream=true` (with the usage chunk when `stream_options.include_usage`), and
 `GET /v1/models`. It checks requests the way the real API does where that catches client bugs: every
 `tool` message must answer a `tool_calls` id of the assistant message before it, every call must be
-answered, and tool names must be valid and unique. Every request body is recorded for assertions.
+answered (and only once), tool names must be valid and unique, `tool_choice` must name a function in
+`tools` (also inside `allowed_tools`), `parallel_tool_calls` needs `tools`. Every request body is recorded.
+
+Replies may carry test-only keys the server turns into response fields (the model cannot otherwise
+produce them): `x_usage` (e.g. `{"cached_tokens": 64, "reasoning_tokens": 12}`, put in the usage
+details), `x_finish_reason` (e.g. "length"), `x_no_choices` (an empty `choices` list). Any other extra key
+(e.g. `reasoning_content`) is sent in the message as a provider extra.
+
+Routes are a table (`ROUTES`: (method, path) -> handler), so other APIs (`/v1/responses`) plug in.
 
 Failures of the fake model come back as HTTP 500 with `x-should-retry: false`, so the openai client
 raises at once instead of retrying a script that cannot change.
@@ -98,6 +106,9 @@ class FakeModelServer:
             self._ids += 1
             number = self._ids
         message = dict(self.model.respond(body))
+        extra_usage = message.pop("x_usage", None) or {}
+        finish = message.pop("x_finish_reason", None)
+        no_choices = message.pop("x_no_choices", False)
         message["role"] = "assistant"
         message.setdefault("content", None)
         if not message.get("tool_calls"):
@@ -106,20 +117,23 @@ class FakeModelServer:
         completion = count_tokens(message.get("content") or "") + (
             schema_tokens(message["tool_calls"]) if message.get("tool_calls") else 0
         )
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                 "prompt_tokens_details": {"cached_tokens": int(extra_usage.get("cached_tokens", 0))},
+                 "completion_tokens_details": {"reasoning_tokens": int(extra_usage.get("reasoning_tokens", 0))}}
         return {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body["model"],
-            "choices": [
+            "choices": [] if no_choices else [
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "finish_reason": finish or ("tool_calls" if message.get("tool_calls") else "stop"),
                     "logprobs": None,
                 }
             ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": usage,
         }, message
 
 
@@ -132,22 +146,32 @@ def _validate(body: Any) -> None:
     if not isinstance(messages, list) or not messages:
         raise RequestError("'messages' must be a non-empty array")
     pending: set[str] = set()
+    answered: set[str] = set()
     for i, m in enumerate(messages):
         role = m.get("role") if isinstance(m, dict) else None
         if role == "tool":
+            if m.get("tool_call_id") in answered:
+                raise RequestError(
+                    f"messages[{i}]: tool_call_id {m.get('tool_call_id')!r} was already answered"
+                )
             if m.get("tool_call_id") not in pending:
                 raise RequestError(
                     f"messages[{i}]: a 'tool' message must answer a tool_calls id of the preceding "
                     f"assistant message (got {m.get('tool_call_id')!r})"
                 )
             pending.discard(m["tool_call_id"])
+            answered.add(m["tool_call_id"])
             continue
         if pending:
             raise RequestError(
                 f"messages[{i}]: tool_calls {sorted(pending)} of the assistant message were not answered"
             )
         if role == "assistant":
-            pending = {c.get("id") for c in m.get("tool_calls") or []}
+            ids = [c.get("id") for c in m.get("tool_calls") or []]
+            if len(set(ids)) != len(ids):
+                raise RequestError(f"messages[{i}]: duplicate tool call ids in the assistant message")
+            pending = set(ids)
+            answered = set()
         elif role not in ("system", "developer", "user"):
             raise RequestError(f"messages[{i}]: invalid role {role!r}")
     names: set[str] = set()
@@ -160,6 +184,29 @@ def _validate(body: Any) -> None:
         names.add(name)
     if body.get("tool_choice") is not None and not body.get("tools"):
         raise RequestError("'tool_choice' is only allowed when 'tools' are specified")
+    if body.get("parallel_tool_calls") is not None and not body.get("tools"):
+        raise RequestError("'parallel_tool_calls' is only allowed when 'tools' are specified")
+    _validate_tool_choice(body.get("tool_choice"), names)
+
+
+def _validate_tool_choice(choice: Any, names: set[str]) -> None:
+    """A forced function (or one listed in allowed_tools) must be one of `tools`, as the real API says."""
+    if choice is None or choice in ("auto", "none", "required"):
+        return
+    if not isinstance(choice, dict):
+        raise RequestError(f"invalid 'tool_choice' {choice!r}")
+    if choice.get("type") == "function":
+        listed = [(choice.get("function") or {}).get("name")]
+    elif choice.get("type") == "allowed_tools":
+        allowed = choice.get("allowed_tools") or {}
+        if allowed.get("mode") not in ("auto", "required"):
+            raise RequestError("tool_choice.allowed_tools.mode must be 'auto' or 'required'")
+        listed = [(t.get("function") or {}).get("name") for t in allowed.get("tools") or []]
+    else:
+        raise RequestError(f"invalid 'tool_choice' type {choice.get('type')!r}")
+    for name in listed:
+        if name not in names:
+            raise RequestError(f"tool_choice names function {name!r}, which is not in 'tools'")
 
 
 def _chunks(completion: dict[str, Any], message: dict[str, Any], include_usage: bool):
@@ -180,7 +227,8 @@ def _chunks(completion: dict[str, Any], message: dict[str, Any], include_usage: 
         args = fn.get("arguments") or ""
         for start in range(0, len(args), 8):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": args[start:start + 8]}}]})
-    yield chunk({}, completion["choices"][0]["finish_reason"])
+    if completion["choices"]:
+        yield chunk({}, completion["choices"][0]["finish_reason"])
     if include_usage:
         yield base | {"choices": [], "usage": completion["usage"]}
 
@@ -204,22 +252,24 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self._json(status, {"error": {"message": message, "type": kind, "param": None, "code": None}},
                        retry=False)
 
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/v1/models":
-                self._json(200, {"object": "list", "data": [
-                    {"id": "fake-model", "object": "model", "created": 0, "owned_by": "toolsearch"}]})
+        def _route(self, method: str) -> None:
+            handler = ROUTES.get((method, self.path.split("?")[0].rstrip("/")))
+            if handler is None:
+                self._error(404, f"no route {method} {self.path}", "not_found_error")
             else:
-                self._error(404, f"no route GET {self.path}", "not_found_error")
+                handler(server, self)
+
+        def do_GET(self) -> None:
+            self._route("GET")
 
         def do_POST(self) -> None:
-            if self.path.rstrip("/") == "/v1/responses":  # the Responses API (responses_server.py)
-                from .responses_server import serve
+            self._route("POST")
 
-                serve(server, self)
-                return
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                self._error(404, f"no route POST {self.path}", "not_found_error")
-                return
+        def models(self) -> None:
+            self._json(200, {"object": "list", "data": [
+                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "toolsearch"}]})
+
+        def chat_completions(self) -> None:
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
             except json.JSONDecodeError as exc:
@@ -250,3 +300,17 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
     return Handler
+
+
+def _responses(server: FakeModelServer, handler: Any) -> None:
+    from .responses_server import serve  # the Responses API (responses_server.py)
+
+    serve(server, handler)
+
+
+# (method, path) -> handler(server, request_handler). Add a route with one entry.
+ROUTES: dict[tuple[str, str], Any] = {
+    ("GET", "/v1/models"): lambda server, h: h.models(),
+    ("POST", "/v1/chat/completions"): lambda server, h: h.chat_completions(),
+    ("POST", "/v1/responses"): _responses,
+}

@@ -99,8 +99,12 @@ def add_parser(subparsers: Any) -> None:
     )
     add_common_arguments(parser)
     parser.add_argument("--workspace", type=Path, help="folder the tools work in (default: a temp dir)")
-    parser.add_argument("--api", choices=("chat", "anthropic"), default="chat",
-                        help="chat: wrap(OpenAI()); anthropic: wrap(Anthropic()) with native tool references")
+    parser.add_argument("--api", choices=("chat", "responses", "anthropic"), default="chat",
+                        help="chat: wrap(OpenAI()); responses: wrap(OpenAI()).responses (--search-mode); "
+                             "anthropic: wrap(Anthropic()) with native tool references")
+    parser.add_argument("--search-mode", choices=("native", "function", "auto"), default=None,
+                        help="with --api responses: native client tool_search (default), the function "
+                             "tool, or auto (native for gpt-5.4 and later)")
     parser.set_defaults(run=run, max_loaded_tools=None)
 
 
@@ -112,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         from ._demo_anthropic import run as run_anthropic
 
         return run_anthropic(args, tasks, _DemoModel)
+    if getattr(args, "api", "chat") == "responses":
+        from ._demo_responses import run as run_responses
+
+        return run_responses(args, tasks, _DemoModel)
     with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
         workspace = args.workspace or Path(tmp)
         workspace.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,77 @@
+"""`toolsearch demo --api responses`: the same tasks through `wrapped.responses` (the Responses API).
+
+Offline (no `OPENAI_API_KEY`, or `--offline`) the model is the demo's rule-based fake behind the local
+server's `/v1/responses` (which checks every request the way the real API does). The search mode is
+`--search-mode` (default "native": OpenAI's client-executed `tool_search`, found tools arriving in
+`tool_search_output` items grouped by skill; "function": a `tool_search` function tool as with Chat
+Completions). The conversation is kept by full input replay, the recommended way: each reply's
+`toolsearch.messages` (the hidden rounds) and then its output, so loaded tools persist through the items.
+With a key, the same tasks go to a real model (`--model`, e.g. gpt-5.4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ._agent import SYSTEM_PROMPT, all_tools_tokens, build_runtime, live_client, print_round_details, short
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_model: Any) -> int:
+    from .. import wrap
+    from .demo import _print_savings
+
+    mode = getattr(args, "search_mode", None) or "native"
+    with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
+        workspace = args.workspace or Path(tmp)
+        workspace.mkdir(parents=True, exist_ok=True)
+        searcher, executor = build_runtime(args, workspace)
+        client = live_client(args)
+        server = None
+        if client is None:
+            from ..testing import FakeModelServer
+
+            server = FakeModelServer(fake_model(tasks)).start()
+            client, model = server.client(), "gpt-5.4"
+            print(f"offline: fake model at {server.base_url}/responses (set OPENAI_API_KEY for a real model)")
+        else:
+            model = args.model
+            print(f"model: {model} at {client.base_url} (Responses API)")
+        print(f"search mode: {mode}")
+        try:
+            with executor:
+                agent = wrap(client, searcher, execute=True, executor=executor, search_mode=mode,
+                             namespaces=mode == "native", max_loaded_tools=args.max_loaded_tools or 8)
+                reports = _run_tasks(agent, model, [t for t, *_ in tasks])
+        finally:
+            if server is not None:
+                server.stop()
+        print()
+        if args.workspace:
+            print(f"workspace: {workspace}")
+        _print_savings(reports, all_tools_tokens(searcher.catalog), len(searcher.catalog))
+        cached = sum(r.usage.cached_tokens for r in reports)
+        total = sum(r.usage.prompt_tokens for r in reports)
+        where = " (as the fake server simulates it)" if server is not None else ""
+        print(f"prompt cache{where}: {cached} of {total} input tokens read from the cache "
+              f"({100 * cached / max(total, 1):.0f}%)")
+    return 0
+
+
+def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
+    history: list[Any] = []
+    reports = []
+    for number, task in enumerate(tasks, 1):
+        print(f"\ntask {number}: {task}")
+        history.append({"role": "user", "content": task})
+        response = agent.responses.create(model=model, instructions=SYSTEM_PROMPT, input=history)
+        report = response.toolsearch
+        print_round_details(report)
+        print(f"  answer: {short(response.output_text or '(no answer)', 200)}")
+        history += [*report.messages, *response.output]
+        reports.append(report)
+    return reports

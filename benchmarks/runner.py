@@ -19,9 +19,10 @@ from . import report, targets
 
 __all__ = ["RESULTS_DIR", "SUITES", "main", "render", "run"]
 
-SUITES: tuple[str, ...] = ("tokens", "quality", "latency")
+SUITES: tuple[str, ...] = ("tokens", "quality", "latency", "mcp")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-TITLES = {"tokens": "Token savings", "quality": "Retrieval quality", "latency": "Latency and scale"}
+TITLES = {"tokens": "Token savings", "quality": "Retrieval quality", "latency": "Latency and scale",
+          "mcp": "MCP gateway tokens"}
 
 
 def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: bool = True,
@@ -57,10 +58,10 @@ def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
                   f"_{m['date']}; {m['cpu']} ({m['cores']} cores, {m['memory_gb']} GB), {m['os']}, "
                   f"Python {m['python']}; {'quick mode; ' if result['quick'] else ''}"
                   f"{result['seconds']:.0f} s._", "", module.markdown(result), ""]
-        checks = targets.check(name, result)
+        checks = targets.check(name, result) if name != "mcp" else []  # issue 12 sets no numeric target
         if checks:
             parts += ["Targets (issue 6):", "", targets.render(checks), ""]
-        if plots:
+        if plots and name != "mcp":  # the mcp suite is one table, no plot
             parts += [f"![{name}]({name}.png)", ""]
     if plots and results:
         from .plots import plot_all

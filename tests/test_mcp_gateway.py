@@ -101,7 +101,7 @@ def test_stdio_search_mode_lists_searches_and_calls_through_to_mcp_server_time(
             assert not found.is_error
             text = _text(found)
             assert "get_current_time" in text and '"timezone":{"description"' in text  # compact schema
-            assert "get_current_time" in [t["name"] for t in found.structured_content["tools"]]
+            assert re.search(r"^- get_current_time: ", text, re.M)
             answer = await client.call_tool("call_tool", {"name": "get_current_time",
                                                           "arguments": {"timezone": "Asia/Tokyo"}})
             assert not answer.is_error and json.loads(_text(answer))["timezone"] == "Asia/Tokyo"

@@ -251,9 +251,8 @@ class Gateway:
         hits = self.searcher.search(query, limit, allow=state.profile)
         tools = [h.tool for h in hits if h.tool is not None]
         if self.options.mode == "search":
-            structured = {"tools": [{"name": t.name, "description": t.description,
-                                     "inputSchema": t.input_schema} for t in tools]}
-            return self.render_search(tools), False, structured, False
+            # Text only: clients may show structured content to the model too, paying for it twice.
+            return self.render_search(tools), False, None, False
         change = state.loadout.load(tools)
         kept = [t for t in tools if t.name in state.loadout]
         text = "\n".join([f"Found {len(kept)} tool(s), now in your tool list:",

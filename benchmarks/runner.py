@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,8 @@ __all__ = ["RESULTS_DIR", "SUITES", "main", "render", "run"]
 
 SUITES: tuple[str, ...] = ("tokens", "quality", "latency", "mcp")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+# A --quick smoke run must not overwrite the published results: it goes here unless --out says otherwise.
+QUICK_DIR = Path(tempfile.gettempdir()) / "toolsearch-bench-quick"
 TITLES = {"tokens": "Token savings", "quality": "Retrieval quality", "latency": "Latency and scale",
           "mcp": "MCP gateway tokens"}
 
@@ -75,7 +78,8 @@ def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", choices=[*SUITES, "all"], help="which benchmark to run")
     parser.add_argument("--quick", action="store_true", help="small sizes and samples (a smoke run, < 2 min)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help=f"results folder (default {RESULTS_DIR})")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"results folder (default {RESULTS_DIR}; with --quick {QUICK_DIR})")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
 
@@ -83,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
-    run(args.suite, quick=args.quick, out=args.out, plots=not args.no_plots)
-    print(args.out / "results.md")
+    out = args.out or (QUICK_DIR if args.quick else RESULTS_DIR)
+    run(args.suite, quick=args.quick, out=out, plots=not args.no_plots)
+    print(out / "results.md")
     return 0

@@ -13,7 +13,7 @@ description: Web tools
 tools:
   - name: fetch
     description: Fetch a URL
-    handler: pkg.web:fetch
+    handler: toolsearch.builtin.http:http_get  # validate imports handlers: a real one
     input_schema:
       type: object
       properties: {url: {type: string}}

@@ -45,53 +45,85 @@ def load_jsonl(
 ) -> tuple[list[Skill], list[Problem]]:
     """Skills (in order of first appearance) and problems (one per bad line) from a tools.jsonl file."""
     path = Path(path)
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        lines = ((n, text) for n, text in enumerate(stream, start=1) if text.strip())
+        return _group(path, lines, meta_tool_name)
+
+
+def is_tool_list(path: str | Path) -> bool:
+    """A `.json` file holding a JSON array: a list of tools (e.g. `toolsearch tools` output), not a skill."""
+    path = Path(path)
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with path.open("rb") as stream:
+            return stream.read(4096).lstrip()[:1] == b"["
+    except OSError:
+        return False
+
+
+def load_tool_list(
+    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME
+) -> tuple[list[Skill], list[Problem]]:
+    """Skills and problems from a `.json` array of tools in any shape `toolsearch tools` prints (OpenAI
+    Chat/Responses, Anthropic, MCP) or a tools.jsonl row; a bad item costs only itself. Items have no
+    line of their own, so a problem names the item's index as its field and line 1."""
+    path = Path(path)
+    file = str(path)
+    try:
+        data = safe_yaml.load_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError and UnsafeDocument too
+        message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+        return [], [Problem(file, f"cannot read the tool list: {message}", line=getattr(exc, "lineno", None),
+                            fix="write one JSON array of tool objects")]
+    if not isinstance(data, list):
+        return [], [Problem(file, "expected a JSON array of tools", fix="write one JSON array of tool objects")]
+    return _group(path, ((i, item) for i, item in enumerate(data)), meta_tool_name, items=True)
+
+
+def _group(path: Path, rows: Any, meta_tool_name: str, *, items: bool = False
+           ) -> tuple[list[Skill], list[Problem]]:
+    """Tools of the rows (numbered lines of text, or list items), grouped into skills by `skill`."""
     file = str(path)
     default_skill = path.stem
     groups: dict[str, list[Tool]] = {}
     first_line: dict[str, int] = {}
     problems: list[Problem] = []
-    with path.open(encoding="utf-8") as stream:
-        for number, text in enumerate(stream, start=1):
-            if not text.strip():
-                continue
-            tool, problem = _tool_from_line(text, file, number, default_skill)
-            if problem is not None:
-                problems.append(problem)
-            elif tool.name == meta_tool_name:
-                problems.append(
-                    Problem(
-                        file,
-                        f"tool name {tool.name!r} is reserved for the search meta-tool",
-                        field="name",
-                        line=number,
-                        fix="rename the tool, or load with another meta_tool_name",
-                    )
-                )
-            elif tool.name in first_line:
-                problems.append(
-                    Problem(
-                        file,
-                        f"tool {tool.name!r} is already defined on line {first_line[tool.name]}",
-                        field="name",
-                        line=number,
-                        fix="rename or delete one of the two lines",
-                    )
-                )
-            else:
-                first_line[tool.name] = number
-                groups.setdefault(tool.skill, []).append(tool)
+    for number, text in rows:
+        tool, problem = _tool_from_line(text, file, number, default_skill, item=items)
+        if problem is None and tool.name == meta_tool_name:
+            problem = Problem(file, f"tool name {tool.name!r} is reserved for the search meta-tool",
+                              field="name", line=number,
+                              fix="rename the tool, or load with another meta_tool_name")
+        elif problem is None and tool.name in first_line:
+            first = f"item [{first_line[tool.name]}]" if items else f"line {first_line[tool.name]}"
+            problem = Problem(file, f"tool {tool.name!r} is already defined on {first}", field="name",
+                              line=number, fix="rename or delete one of the two")
+        if problem is not None:
+            if items and problem.line is not None:  # list items have an index, not a line
+                problem = Problem(file, f"item [{number}]: {problem.message}",
+                                  field=f"[{number}]" + (f".{problem.field}" if problem.field else ""),
+                                  line=None, fix=problem.fix)
+            problems.append(problem)
+            continue
+        first_line[tool.name] = number
+        groups.setdefault(tool.skill, []).append(tool)
     skills = [Skill(name=name, tools=tuple(tools), source=file) for name, tools in groups.items()]
     return skills, problems
 
 
 def _tool_from_line(
-    text: str, file: str, number: int, default_skill: str
+    text: Any, file: str, number: int, default_skill: str, *, item: bool = False
 ) -> tuple[Tool, Problem | None]:
+    """One tool from a line of text (or, with `item`, an already parsed list item numbered `number`)."""
     def problem(message: str, field: str = "", fix: str = "") -> tuple[Any, Problem]:
+        if item:
+            return None, Problem(file, f"item [{number}]: {message}", field=f"[{number}]" + (
+                f".{field}" if field else ""), line=None, fix=fix)
         return None, Problem(file, message, field=field, line=number, fix=fix)
 
     try:
-        row = safe_yaml.load_json(text)  # bounded depth, no 5,000-digit integers
+        row = text if item else safe_yaml.load_json(text)  # bounded depth, no 5,000-digit integers
     except json.JSONDecodeError as exc:
         return problem(
             f"malformed JSON: {exc.msg} (column {exc.colno})", fix="write one JSON object per line"
@@ -102,6 +134,7 @@ def _tool_from_line(
         return problem(
             f"expected a JSON object, got {type(row).__name__}", fix="write one JSON object per line"
         )
+    row = _unwrap_function(row)
     name = row.get("name")
     if not isinstance(name, str) or not TOOL_NAME.match(name):
         return problem(
@@ -126,6 +159,15 @@ def _tool_from_line(
         name=name, description=description, input_schema={**EMPTY_SCHEMA, **schema}, skill=skill
     )
     return tool, None
+
+
+def _unwrap_function(row: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI Chat Completions' `{"type": "function", "function": {...}}` as a plain tool row; the other
+    exported shapes (Responses, Anthropic, MCP) already name the tool at the top level."""
+    inner = row.get("function")
+    if isinstance(inner, dict) and row.get("type", "function") == "function" and "name" not in row:
+        return {**inner, **({"skill": row["skill"]} if "skill" in row else {})}
+    return row
 
 
 def check_schema(schema: Any) -> str | None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ConfigError, Problem, SkillError
-from .jsonl import load_jsonl
+from .jsonl import is_tool_list, load_jsonl, load_tool_list
 from .model import Skill
 from .registry import META_TOOL_NAME, Registry
 from .skillfile import ParsedFile, load_skill_file, parse_skill_file
@@ -84,8 +84,10 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
             f"no such file or folder: {path}; pass a skills folder, a skill file (.yaml/.yml/.json) "
             "or a tools.jsonl catalog"
         )
-    if path.is_file() and path.suffix.lower() == ".jsonl":
-        skills, problems = load_jsonl(path, meta_tool_name=meta_tool_name)
+    if path.is_file() and (path.suffix.lower() == ".jsonl" or is_tool_list(path)):
+        # tools.jsonl, or a .json array of tools (`toolsearch tools` output, any provider's shape)
+        reader = load_jsonl if path.suffix.lower() == ".jsonl" else load_tool_list
+        skills, problems = reader(path, meta_tool_name=meta_tool_name)
         parsed = [ParsedFile(str(path), skill) for skill in skills]
         files = [str(path)]
     elif path.is_file():

@@ -1,7 +1,8 @@
 """The `toolsearch` command line: `toolsearch <verb> ...`.
 
 Each verb lives in its own module exposing `add_parser(subparsers)` and `run(args) -> int`; this module
-only dispatches. A `ToolSearchError` becomes one line on stderr and exit code 2, never a traceback.
+only dispatches. A `ToolSearchError` becomes one line on stderr and exit code 2, never a traceback; so
+does any other exception (model API errors translated, see `_failures`), and a closed stdout is quiet.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from ._failures import quiet_broken_pipe, report
+    from .search import normalize_rerank
+
+    args = build_parser().parse_args(normalize_rerank(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.run(args) or 0)
     except ToolSearchError as exc:
@@ -52,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `toolsearch ... | head`: the reader left
+        return quiet_broken_pipe()
+    except Exception as exc:  # noqa: BLE001 - one line (see _failures), never a traceback
+        return report(args.command, exc)
 
 
 if __name__ == "__main__":

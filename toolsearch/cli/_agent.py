@@ -18,6 +18,7 @@ from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ..interceptor.loadout import tool_tokens
 from ..interceptor.report import Report
+from ._catalog import require_tools
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -48,6 +49,9 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-loaded-tools", type=int, default=None,
                         help="loaded-tool budget of the session (LRU eviction beyond it)")
     parser.add_argument("--allow-shell", action="store_true", help="enable the shell skill")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                        help="let the http tools reach this local/private host, IP or CIDR network "
+                             "(repeatable; by default only public addresses)")
 
 
 def build_runtime(args: argparse.Namespace, workspace: Path) -> tuple[Any, Any]:
@@ -60,9 +64,11 @@ def build_runtime(args: argparse.Namespace, workspace: Path) -> tuple[Any, Any]:
     if not catalog.exists():
         raise ConfigError(f"--catalog {catalog}: no such file or folder")
     searcher = Searcher.from_path(catalog, args.index)
+    require_tools(catalog, len(searcher.catalog), searcher.problems)
     for problem in searcher.problems:
         print(f"warning: skipped: {problem}", file=sys.stderr)
-    context = ToolContext(workspace=workspace, allow_shell=args.allow_shell)
+    context = ToolContext(workspace=workspace, allow_shell=args.allow_shell,
+                          allow_hosts=tuple(getattr(args, "allow_host", None) or ()))
     return searcher, Executor(searcher.registry, context=context)
 
 

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import importlib.util
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,20 @@ def _find_benchmarks() -> Any:
     )
 
 
+def quick_dir(runner: Any) -> Path:
+    """Where a --quick run writes by default: never the published benchmarks/results."""
+    default = Path(tempfile.gettempdir()) / "toolsearch-bench-quick"
+    return Path(getattr(runner, "QUICK_DIR", default))
+
+
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser("bench", help="run the benchmarks (from a repository checkout)",
                                    description=__doc__.split("\n")[0])
     parser.add_argument("suite", choices=SUITES, help="which benchmark to run")
     parser.add_argument("--quick", action="store_true", help="small sizes and samples (a smoke run)")
-    parser.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results folder (default benchmarks/results; with --quick a folder in the "
+                             "system temp dir, so a smoke run never overwrites the published results)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.set_defaults(run=run)
 
@@ -49,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     for module in ("rank_bm25", "bm25s"):
         if importlib.util.find_spec(module) is None:
             raise ConfigError(f"the benchmarks need {module}: pip install -e '.[bench]'")
-    out = args.out or runner.RESULTS_DIR
+    out = args.out or (quick_dir(runner) if args.quick else runner.RESULTS_DIR)
     runner.run(args.suite, quick=args.quick, out=out, plots=not args.no_plots)
     print(out / "results.md")
     return 0

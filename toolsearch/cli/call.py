@@ -23,8 +23,9 @@ from ..catalog.loader import load_skills
 from ..runtime.context import ToolContext
 from ..runtime.executor import Executor
 from ..runtime.result import ToolResult, to_text
+from ._catalog import require_tools
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "cli_text", "run"]
 
 _BAD_INPUT = {"not_found", "invalid_arguments"}
 
@@ -44,6 +45,9 @@ def add_parser(subparsers: Any) -> None:
                         help="the root the file tools are confined to (default: the current folder)")
     parser.add_argument("--allow-shell", action="store_true",
                         help="let the shell tool run commands (off by default)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                        help="let the http tools reach this local/private host, IP or CIDR network "
+                             "(repeatable; by default only public addresses)")
     parser.add_argument("--json", action="store_true",
                         help="print the whole result (text, is_error, error_kind, data, attempts) as JSON")
     parser.set_defaults(run=run)
@@ -66,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {args.workspace}: no such folder")
     loaded = load_skills(args.catalog or default_catalog_path())  # a missing path raises ConfigError: exit 2 with one line
+    require_tools(args.catalog or default_catalog_path(), loaded.tool_count, loaded.problems)
     for problem in loaded.problems:
         print(f"toolsearch call: warning: {problem}", file=sys.stderr)
-    context = ToolContext(workspace=workspace, allow_shell=args.allow_shell)
+    context = ToolContext(workspace=workspace, allow_shell=args.allow_shell,
+                          allow_hosts=tuple(args.allow_host))
     with Executor(loaded.skills, context=context) as executor:
         result = executor.run(args.tool, _read_arguments(args.args))
     _print(result, as_json=args.json)
@@ -86,9 +92,28 @@ def _print(result: ToolResult, *, as_json: bool) -> None:
         }
         print(json.dumps(payload, ensure_ascii=False, default=str, indent=2))
     elif result.is_error:
-        print(f"toolsearch call: {result.text}", file=sys.stderr)
+        print(f"toolsearch call: {cli_text(result.text)}", file=sys.stderr)
     else:
         print(result.text)
+
+
+# Results are written for a model ("use tool_search", "the application must enable it"); on the command
+# line the person reading them needs the flag or verb that does it.
+_FOR_CLI = (
+    ("Use tool_search to find the right tool by what it does.",
+     "Find one with `toolsearch search WORDS` or list them with `toolsearch tools`."),
+    ("the application must enable it (ToolContext(allow_shell=True)) before run_command can be used. "
+     "Use the file tools instead.", "pass --allow-shell to let run_command run commands."),
+    ("an operator can allow local services with ToolContext(allow_hosts=...) or the CLI's --allow-host",
+     "pass --allow-host HOST to allow a local service"),
+)
+
+
+def cli_text(text: str) -> str:
+    """A tool's error text with model-facing advice replaced by the CLI flag or verb that does it."""
+    for model_text, user_text in _FOR_CLI:
+        text = text.replace(model_text, user_text)
+    return text
 
 
 def _plain(data: Any) -> Any:

@@ -11,7 +11,22 @@ from typing import Any
 
 from .search import add_catalog_options, add_rerank_option, open_searcher
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "summary"]
+
+_NAMES_SHOWN = 10  # a big catalog's update would otherwise print every skill name on one line
+
+
+def summary(report: Any) -> str:
+    """A BuildReport on one short line: an update of many skills names the first few and counts the rest."""
+    if getattr(report, "action", None) != "updated":
+        return str(report)[:500]
+    names = [*report.updated, *(f"-{n}" for n in report.removed)]
+    if len(names) <= _NAMES_SHOWN:
+        return str(report)
+    where = f" at {report.path}" if report.path else ""
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    return (f"updated {len(names)} skills ({shown} and {len(names) - _NAMES_SHOWN} more){where} in "
+            f"{report.seconds:.2f}s; {report.tools} tools")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,7 +39,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     searcher = open_searcher(args, progress=True)
-    print(searcher.last_build)
+    print(summary(searcher.last_build))
     sync = getattr(searcher.reranker, "last_sync", None)
     if sync is not None:
         print(f"embeddings: {sync}")

@@ -14,8 +14,10 @@ from typing import Any
 
 from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
+from ._catalog import require_tools
 
-__all__ = ["add_catalog_options", "add_parser", "add_rerank_option", "open_searcher", "run"]
+__all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "normalize_rerank",
+           "open_searcher", "run"]
 
 DEFAULT_INDEX = "indexes/default"
 
@@ -29,8 +31,24 @@ def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = Fal
                         + ("" if required else f" (default: {DEFAULT_INDEX})"))
 
 
+RERANK_MODES = ("rerank", "hybrid")
+
+
+def normalize_rerank(argv: list[str]) -> list[str]:
+    """`--rerank` given bare means hybrid: spell that out when the next word is not a mode, so argparse
+    (whose optional value would take any word) never swallows the query as the mode."""
+    out = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        if word == "--":
+            return out + argv[i + 1:]
+        if word == "--rerank" and (i + 1 == len(argv) or argv[i + 1] not in RERANK_MODES):
+            out.append("hybrid")
+    return out
+
+
 def add_rerank_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rerank", nargs="?", const="hybrid", default=None, choices=("rerank", "hybrid"),
+    parser.add_argument("--rerank", nargs="?", const="hybrid", default=None, choices=RERANK_MODES,
                         help="embedding rerank (needs the embed extra): 'rerank' reorders BM25F hits, "
                         "'hybrid' (the default when given bare) also adds tools found by meaning only")
 
@@ -44,6 +62,7 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     # Embedding a large catalog the first time takes a minute: always show that progress.
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
                                   config=SearchConfig(rerank=rerank))
+    require_tools(args.catalog, len(searcher.catalog), searcher.problems)
     if searcher.problems:
         print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
               f"{args.catalog}; those skills are left out (details: toolsearch validate "

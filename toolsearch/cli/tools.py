@@ -18,6 +18,7 @@ from ..catalog.bundled import default_catalog_path
 from ..catalog.export import FORMATS, export_tool
 from ..catalog.loader import load_skills
 from ..catalog.registry import META_TOOL_NAME
+from ._catalog import require_tools
 
 __all__ = ["add_parser", "run"]
 
@@ -56,6 +57,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = load_skills(args.catalog or default_catalog_path(), meta_tool_name=args.meta_tool_name)
+    require_tools(args.catalog or default_catalog_path(), result.tool_count, result.problems)
     for problem in result.problems:
         print(f"toolsearch tools: warning: {problem}", file=sys.stderr)
     if args.strict and result.problems:

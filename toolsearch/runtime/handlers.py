@@ -184,7 +184,10 @@ class _SkillLoad:
         try:
             target = self._target(handler)
         except Exception as exc:  # an import or init() failure must not break the registry
-            log.warning("tool %r: %s cannot be used: %s", tool.name, where, exc, exc_info=True)
+            # No traceback at warning level: with no logging configured Python prints warnings to
+            # stderr, and a CLI user needs the one-line reason (in the result), not a stack.
+            log.warning("tool %r: %s cannot be used: %s", tool.name, where, exc)
+            log.debug("tool %r: handler resolution failed", tool.name, exc_info=True)
             return Binding(tool, None, f"{where} cannot be used: {type(exc).__name__}: {exc}")
         if hasattr(target, "invoke") and hasattr(target, "validate"):
             return Binding(tool, target, is_async=_is_async(target), tool_function=True)

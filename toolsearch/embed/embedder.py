@@ -87,7 +87,7 @@ def _packaged_model_path() -> Path | None:
     return path if path.is_dir() else None
 
 
-_SMALL_BATCH = 8  # texts; a query and its clauses
+_SMALL_BATCH = 16  # texts; a query and its clauses (at most 8 of them)
 _THREADS_LOCK = threading.Lock()
 _BACKENDS = ("auto", "onnx", "torch")
 log = logging.getLogger(__name__)

@@ -1,0 +1,170 @@
+"""ONNX Runtime inference of sentence-transformers models (onnx_files, onnx_runtime, onnx_export and the
+embedder's backend choice): the export matches torch, later processes never import torch, a damaged or
+failing export falls back honestly. The real packaged model is marked `embed`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _embed_helpers import onnx_cache, real_model_installed  # noqa: F401 (onnx_cache is a fixture)
+
+from toolsearch import ConfigError, MissingDependencyError
+from toolsearch.cli import main
+from toolsearch.embed import embedder as embedder_module
+from toolsearch.embed import onnx_export
+from toolsearch.embed.embedder import SentenceTransformerEmbedder
+from toolsearch.embed.onnx_files import ExportInfo, cache_root, export_folder, read_info, write_info
+
+REPO = Path(__file__).resolve().parents[1]
+needs_extra = pytest.mark.skipif(not real_model_installed(), reason="needs the embed extra")
+
+SENTENCES = [
+    "what time is it",
+    "Book a table for two at an Italian restaurant tomorrow at 8pm, then text Alice the address",
+    "现在东京几点了？",  # Chinese
+    "明日の天気予報を教えてください",  # Japanese
+    "Wie spät ist es in München? Überweise 50 € an Jürgen.",  # German, accents and a currency sign
+    "¿Cuál es el tipo de cambio del dólar hoy?",  # Spanish
+    "Получить прогноз погоды на завтра",  # Russian
+    "DELETE the file report_FINAL.pdf 🗑️",
+    "summarise this document " * 100,  # truncated at the model's 256 word pieces
+]
+
+
+# --- the export folder, no model needed -----------------------------------------------------------------
+
+
+def test_cache_root_precedence(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("TOOLSEARCH_CACHE_DIR", raising=False)
+    assert cache_root() == tmp_path / "xdg" / "toolsearch"
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path / "env"))
+    assert cache_root() == tmp_path / "env"
+    assert cache_root(tmp_path / "arg") == tmp_path / "arg"
+
+
+def test_export_folder_follows_the_model_files(tmp_path):
+    model = tmp_path / "my-model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights v1")
+    first = export_folder(str(model), tmp_path / "cache")
+    assert first.parent == tmp_path / "cache" / "onnx" and first.name.startswith("my-model-")
+    assert export_folder(str(model), tmp_path / "cache") == first  # stable
+    (model / "model.safetensors").write_bytes(b"new weights, another size")
+    assert export_folder(str(model), tmp_path / "cache") != first  # changed weights: a new export
+    hub = export_folder("sentence-transformers/all-MiniLM-L6-v2", tmp_path / "cache")
+    assert hub.name.startswith("all-MiniLM-L6-v2-") and hub != export_folder("other/all-MiniLM-L6-v2", tmp_path)
+
+
+def test_read_info_rejects_incomplete_or_foreign_exports(tmp_path):
+    info = ExportInfo(model_id="m", dim=4, inputs=("input_ids", "attention_mask"), max_length=8,
+                      pad_id=0, pad_token="[PAD]")
+    write_info(tmp_path, info)
+    assert read_info(tmp_path) is None  # no model.onnx / tokenizer.json yet
+    (tmp_path / "model.onnx").write_bytes(b"x")
+    (tmp_path / "tokenizer.json").write_text("{}")
+    assert read_info(tmp_path) == info
+    raw = json.loads((tmp_path / "export.json").read_text())
+    (tmp_path / "export.json").write_text(json.dumps({**raw, "format": 999}))
+    assert read_info(tmp_path) is None
+    (tmp_path / "export.json").write_text("{not json")
+    assert read_info(tmp_path) is None
+
+
+@needs_extra
+def test_backend_option_is_validated(monkeypatch):
+    with pytest.raises(ConfigError, match="backend must be one of auto, onnx, torch"):
+        SentenceTransformerEmbedder(backend="tensorflow")
+    with pytest.raises(ConfigError, match="runs on the CPU"):
+        SentenceTransformerEmbedder(backend="onnx", device="cuda")
+    monkeypatch.setenv("TOOLSEARCH_EMBED_BACKEND", "torch")
+    assert "backend='torch'" in repr(SentenceTransformerEmbedder())
+    monkeypatch.setenv("TOOLSEARCH_EMBED_BACKEND", "nope")
+    with pytest.raises(ConfigError, match="TOOLSEARCH_EMBED_BACKEND"):
+        SentenceTransformerEmbedder()
+    assert "backend='torch'" in repr(SentenceTransformerEmbedder(device="cuda", backend="auto"))
+
+
+# --- with the real packaged model -------------------------------------------------------------------------
+
+
+@pytest.mark.embed
+def test_onnx_vectors_match_torch_including_other_languages(onnx_cache):
+    torch_side = SentenceTransformerEmbedder(backend="torch")
+    onnx_side = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache)
+    expected = torch_side.embed(SENTENCES)
+    batched = onnx_side.embed(SENTENCES)
+    one_by_one = np.concatenate([onnx_side.embed([s]) for s in SENTENCES])
+    assert (torch_side.backend_in_use, onnx_side.backend_in_use) == ("torch", "onnx")
+    for got in (batched, one_by_one):
+        assert got.shape == expected.shape == (len(SENTENCES), 384) and got.dtype == np.float32
+        assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+        assert np.min(np.sum(got * expected, axis=1)) >= 0.999
+    assert onnx_side.model_id == torch_side.model_id  # one model: stored tool vectors are shared
+    assert onnx_side.dim == 384 and onnx_side._model is None  # the export was reused: no torch model
+
+
+@pytest.mark.embed
+def test_cli_hybrid_search_in_a_fresh_process_never_imports_torch(onnx_cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(onnx_cache))
+    catalog = tmp_path / "tools.jsonl"
+    rows = [("clock_now", "Report the current hour and minute in a timezone", "datetime"),
+            ("read_file", "Read a text file from the workspace", "files"),
+            ("evaluate_expression", "Evaluate an arithmetic expression", "math")]
+    catalog.write_text("\n".join(json.dumps({"name": n, "description": d, "skill": s}) for n, d, s in rows))
+    index = tmp_path / "idx"
+    assert main(["index", "--catalog", str(catalog), "--index", str(index), "--rerank"]) == 0
+    capsys.readouterr()
+    script = (
+        "import json, sys\n"
+        "from toolsearch.cli import main\n"
+        f"code = main(['search', '--catalog', {str(catalog)!r}, '--index', {str(index)!r}, '--rerank', "
+        "'hybrid', '--json', '-k', '1', 'what', 'time', 'is', 'it'])\n"
+        "print(json.dumps({'code': code, 'torch': 'torch' in sys.modules,"
+        " 'st': 'sentence_transformers' in sys.modules}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "TOOLSEARCH_CACHE_DIR": str(onnx_cache)})
+    assert done.returncode == 0, done.stderr
+    hit, report = (json.loads(line) for line in done.stdout.strip().splitlines())
+    assert hit["name"] == "clock_now"
+    assert report == {"code": 0, "torch": False, "st": False}
+    assert "Loading weights" not in done.stderr and "%|" not in done.stderr  # no model loading bar
+
+
+@pytest.mark.embed
+def test_damaged_export_is_redone_and_one_that_differs_from_torch_is_refused(onnx_cache, tmp_path, monkeypatch,
+                                                                             caplog):
+    good = SentenceTransformerEmbedder(cache_dir=onnx_cache)
+    folder = export_folder(good._source, tmp_path)
+    shutil.copytree(export_folder(good._source, onnx_cache), folder)
+    (folder / "model.onnx").write_bytes(b"not a model")
+    # The export made again is checked against torch like any other; this check cannot pass, so the
+    # embedder must end up on torch with a warning, leaving neither the damaged nor a temporary folder.
+    monkeypatch.setattr(onnx_export, "MIN_COSINE", 1.5)
+    embedder = SentenceTransformerEmbedder(cache_dir=tmp_path)
+    with caplog.at_level(logging.WARNING, logger="toolsearch.embed.embedder"):
+        vectors = embedder.embed(["what time is it", "现在几点"])
+    assert vectors.shape == (2, 384) and embedder.backend_in_use == "torch"
+    assert "re-exporting the damaged ONNX model" in caplog.text and "differs from torch" in caplog.text
+    assert list((tmp_path / "onnx").iterdir()) == []
+    assert np.min(np.sum(vectors * good.embed(["what time is it", "现在几点"]), axis=1)) >= 0.999
+
+
+@pytest.mark.embed
+def test_without_onnxruntime_auto_uses_torch_and_onnx_is_an_error(tmp_path, monkeypatch):
+    real = embedder_module.importlib.util.find_spec
+    monkeypatch.setattr(embedder_module.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "onnxruntime" else real(name, *a))
+    auto = SentenceTransformerEmbedder(cache_dir=tmp_path)
+    assert auto.embed(["what time is it"]).shape == (1, 384) and auto.backend_in_use == "torch"
+    assert not (tmp_path / "onnx").exists()  # nothing exported that could not be run
+    with pytest.raises(MissingDependencyError, match=r"toolsearch\[embed\]"):
+        SentenceTransformerEmbedder(backend="onnx", cache_dir=tmp_path).embed(["x"])

@@ -120,3 +120,18 @@ def test_thinking_is_replayed_byte_for_byte_when_streaming(searcher):
         replies = server.replies
     assert second["messages"][1] == {"role": "assistant", "content": replies[0]["content"]}
     assert final.content[-1].name == "convert_units" and final.stop_reason == "tool_use"
+
+
+def test_stream_errors_surface_like_the_sdk(searcher):
+    from toolsearch._errors import ConfigError, ModelBehaviorError
+
+    twice = message(tool_use("get_weather", id="toolu_same"), tool_use("get_weather", id="toolu_same"))
+    with AnthropicServer(ScriptedModel([twice])) as server:
+        client = toolsearch.wrap(server.client(), searcher, search_mode="native")
+        with pytest.raises(ConfigError, match="reserved"):  # at the call, before any request
+            client.messages.create(model="claude", max_tokens=64, messages=ASK, stream=True,
+                                   tools=[{**WEATHER, "name": "tool_search"}])
+        assert server.requests == []
+        with pytest.raises(ModelBehaviorError, match="duplicate"):
+            with client.messages.stream(model="claude", max_tokens=64, messages=ASK, tools=[WEATHER]) as s:
+                s.until_done()

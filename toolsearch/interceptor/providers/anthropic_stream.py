@@ -139,9 +139,11 @@ def _stop() -> Any:
 class _Base:
     def __init__(self, messages: Any, kwargs: dict[str, Any]):
         self._messages = messages
-        self._kwargs = kwargs
         self._sdk_stream: Any = None
         self.toolsearch: Report | None = None
+        # The caller's mistakes raise here, at create(), as they would from the SDK; the first request
+        # goes out when the stream is first read.
+        self._parts = self._prepare(kwargs)
 
     @property
     def response(self) -> Any:
@@ -151,8 +153,8 @@ class _Base:
     def _ended(self, report: Report) -> None:
         self.toolsearch = report
 
-    def _parts(self) -> tuple[Any, dict[str, Any], Any, Any, Any]:
-        adapter, kwargs, session, flow = self._messages._begin(self._kwargs)
+    def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any], Any, Any, Any]:
+        adapter, kwargs, session, flow = self._messages._begin(kwargs)
         numbering = Numbering()
         return adapter, kwargs, session, flow, lambda: Round(numbering, adapter)
 
@@ -186,7 +188,7 @@ class EventStream(_Base):
         return self._sdk_stream
 
     def _run(self) -> Iterator[Any]:
-        adapter, kwargs, session, flow, new_round = self._parts()
+        adapter, kwargs, session, flow, new_round = self._parts
         yield from stream_rounds(adapter, flow, self._open, self._messages._w._run_tools(session), new_round,
                                  kwargs=kwargs, session=session, on_end=self._ended)
         yield _stop()
@@ -221,7 +223,7 @@ class AsyncEventStream(_Base):
         return self._sdk_stream
 
     async def _run(self) -> AsyncIterator[Any]:
-        adapter, kwargs, session, flow, new_round = self._parts()
+        adapter, kwargs, session, flow, new_round = self._parts
         async for event in astream_rounds(adapter, flow, self._open, self._messages._w._arun_tools(session),
                                           new_round, kwargs=kwargs, session=session, on_end=self._ended):
             yield event

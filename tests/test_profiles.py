@@ -108,3 +108,23 @@ def test_bad_files_give_problems(tmp_path: Path, text: str, message: str) -> Non
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such profile file"):
         load_profiles(tmp_path / "nope.yaml")
+
+
+def test_wrap_with_a_profile_finds_and_runs_only_permitted_tools(skills: list[Skill]) -> None:
+    import toolsearch
+    from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
+
+    searcher = Searcher(skills)
+    profile = Profile("mail", skills=frozenset({"mail"}))
+    script = [reply(None, search("refund a customer payment")),
+              reply(None, call("refund_payment", {"text": "order 7"})),
+              reply("done")]
+    with FakeModelServer(ScriptedModel(script)) as server, Executor(skills) as executor:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor, profile=profile)
+        agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "refund order 7"}])
+        sent = server.requests
+    # The refund tool never reaches a request, and the guessed call is refused, not run.
+    assert all("refund_payment" not in [t["function"]["name"] for t in r.get("tools", [])] for r in sent)
+    answers = [m["content"] for m in sent[-1]["messages"] if m["role"] == "tool"]
+    assert answers[0].startswith("No matching tools")  # not even a hint that it exists
+    assert "not allowed" in answers[1] and "echo order 7" not in answers[1]

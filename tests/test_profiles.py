@@ -99,6 +99,7 @@ def test_unknown_names_are_problems_with_lines_not_crashes(tmp_path: Path, skill
     ("- mail\n", "one mapping"),
     ("skills: {a: 1}\n", "list of names"),
     ("name: empty\n", "permits nothing"),
+    ("skills: " + "[" * 100 + "]" * 100 + "\n", "deep"),  # bounded like skill files (safe_yaml)
 ])
 def test_bad_files_give_problems(tmp_path: Path, text: str, message: str) -> None:
     loaded = load_profiles(_write(tmp_path, text))

@@ -43,12 +43,13 @@ from typing import Any
 import yaml
 
 from ._errors import ConfigError, Problem, SkillError
+from .catalog import safe_yaml
 from .catalog.model import Tool
 from .catalog.registry import Catalog
+from .catalog.skillfile import _key_lines  # the same key -> line map as skill files
 
 __all__ = ["NOTHING", "Profile", "ProfileLoad", "ProfileSet", "load_profile", "load_profiles"]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MAX_BYTES = 1_000_000  # a profile file is a few lines; refuse to parse megabytes of YAML
 _PROFILE_FIELDS = ("name", "skills", "tags", "tools")
 _FILE_FIELDS = ("header", "default", "profiles")
@@ -133,13 +134,11 @@ def load_profiles(path: str | Path, *, catalog: Catalog | None = None) -> Profil
         raise ConfigError(f"no such profile file: {path}; pass a YAML file with `skills:` or `profiles:`")
     if path.stat().st_size > _MAX_BYTES:
         return _failed(name, f"the file is larger than {_MAX_BYTES} bytes", "a profile file is a few lines")
-    try:
-        loader = _Loader(path.read_text(encoding="utf-8"))
-        try:  # composed once: the data and the line of every key
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
+    try:  # bounded depth, size and alias expansion, like skill files (catalog.safe_yaml)
+        node = safe_yaml.compose(path.read_text(encoding="utf-8"))
+        data = safe_yaml.construct(node)
+    except safe_yaml.UnsafeDocument as exc:
+        return _failed(name, str(exc), "write a plain profile file", getattr(exc, "line", None))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
@@ -246,18 +245,3 @@ class _Checker:
             kept.append(item)
         return kept
 
-
-def _key_lines(node: yaml.Node | None, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
-    """1-based line of every key path (mapping keys as strings, list items as ints)."""
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is None:
-        return lines
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            lines.update(_key_lines(value, (*path, key.value)))
-            lines[(*path, key.value)] = key.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines.update(_key_lines(item, (*path, index)))
-    return lines

@@ -309,8 +309,7 @@ def prestart(path: str | Path, *, pool: Any = None) -> int:
     (most are Python programs importing the `mcp` package): started together first, a catalog of
     several servers loads in the time of the slowest. Returns how many were started; unreadable files
     are left to the loader, which reports them."""
-    import yaml
-
+    from ..catalog import safe_yaml
     from ..catalog.loader import SKILL_SUFFIXES, skill_files
 
     path = Path(path)
@@ -320,7 +319,7 @@ def prestart(path: str | Path, *, pool: Any = None) -> int:
         if file.suffix.lower() not in SKILL_SUFFIXES:
             continue
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
+            data = safe_yaml.construct(safe_yaml.compose(file.read_text(encoding="utf-8")))
             data = data.get("skill", data) if isinstance(data, dict) else None
             if not isinstance(data, dict) or not isinstance(data.get("mcp"), dict) or data.get("enabled") is False:
                 continue

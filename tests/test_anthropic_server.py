@@ -79,6 +79,9 @@ def test_sse_stream_accumulates_to_the_same_message_sync_and_async():
         (dict(tools=[CLOCK, LATER], messages=[*_turn([tool_use("get_time", id="toolu_1")]), _answer(
             content=[{"type": "tool_reference", "tool_name": "missing"}])]),
          "Tool reference 'missing' has no corresponding tool definition"),
+        (dict(messages=[*_turn([tool_use("get_time", id="toolu_1")]), _answer(
+            content=[{"type": "tool_reference", "tool_name": "get_time"}])]),
+         "must name a tool with defer_loading"),
         (dict(messages=[*_turn([tool_use("get_time", id="toolu_1")]), _answer("toolu_9")]),
          "unexpected `tool_use_id`"),
         (dict(messages=[*_turn([tool_use("get_time", id="toolu_1")]), {"role": "user", "content": "next"}]),

@@ -64,6 +64,7 @@ def test_search_answer_is_references_plus_one_short_line():
     assert content[2] == {"type": "text",
                           "text": "2 tools loaded. 3 more matches not loaded; search more specifically."}
     assert search_result_content(["a"])[-1]["text"] == "1 tool loaded."
+    assert search_result_content([], already=["calc"]) == [{"type": "text", "text": "Already available: calc."}]
 
 
 def test_tool_choice_round_trip_keeps_disable_parallel():

@@ -293,6 +293,18 @@ def test_pinned_prefetch_and_merged_searches_in_native_mode(searcher):
     assert _shown(second) == _shown(first)
 
 
+def test_a_found_tool_the_model_already_has_is_named_not_referenced(searcher):
+    script = [message(tool_search("calculate an arithmetic expression")), message(text("ok"))]
+    with AnthropicServer(ScriptedModel(script)) as server:
+        client = toolsearch.wrap(server.client(), searcher, search_mode="native", pinned=["calculate"])
+        client.messages.create(model="claude", max_tokens=512, messages=_ask())
+        second = server.requests[1]
+    content = second["messages"][-1]["content"][0]["content"]
+    refs = [b["tool_name"] for b in content if b["type"] == "tool_reference"]
+    assert "calculate" not in refs and "Already available: calculate." in content[-1]["text"]
+    assert "calculate" in _shown(second) and "calculate" not in _deferred(second)
+
+
 def test_inline_mode_evicts_least_recently_used_at_a_user_turn(searcher):
     script = [message(tool_search("convert units")), message(text("a")),
               message(tool_search("base64 encode")), message(text("b"))]

@@ -61,7 +61,7 @@ def validate(body: Any) -> None:
     ):
         raise RequestError("Requests which include `tool_use` or `tool_result` blocks must define tools.")
     thinking = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
-    _check_messages(messages, set(tools), thinking)
+    _check_messages(messages, tools, thinking)
     _check_tool_choice(body.get("tool_choice"), tools, referenced_tools(messages), thinking)
     marks = _count_marks(body)
     if marks > 4:
@@ -90,7 +90,7 @@ def _check_tools(tools: Any) -> dict[str, dict[str, Any]]:
     return by_name
 
 
-def _check_messages(messages: list[Any], tools: set[str], thinking: bool) -> None:
+def _check_messages(messages: list[Any], tools: dict[str, dict[str, Any]], thinking: bool) -> None:
     seen_ids: set[str] = set()
     pending: list[str] = []  # tool_use ids of the previous assistant turn
     for i, m in enumerate(messages):
@@ -140,7 +140,7 @@ def _check_messages(messages: list[Any], tools: set[str], thinking: bool) -> Non
         )
 
 
-def _check_user(i: int, blocks: list[Any], pending: list[str], tools: set[str]) -> None:
+def _check_user(i: int, blocks: list[Any], pending: list[str], tools: dict[str, dict[str, Any]]) -> None:
     answered: list[str] = []
     for j, block in enumerate(blocks):
         if not isinstance(block, dict):
@@ -162,10 +162,13 @@ def _check_user(i: int, blocks: list[Any], pending: list[str], tools: set[str]) 
         answered.append(use_id)
         inner = block.get("content")
         for inner_block in [] if isinstance(inner, str) or inner is None else inner:
-            if inner_block.get("type") == "tool_reference" and inner_block.get("tool_name") not in tools:
-                raise RequestError(
-                    f"Tool reference '{inner_block.get('tool_name')}' has no corresponding tool definition"
-                )
+            if inner_block.get("type") != "tool_reference":
+                continue
+            name = inner_block.get("tool_name")
+            if name not in tools:
+                raise RequestError(f"Tool reference '{name}' has no corresponding tool definition")
+            if not tools[name].get("defer_loading"):
+                raise RequestError(f"Tool reference '{name}' must name a tool with defer_loading: true")
     missing = [p for p in pending if p not in answered]
     if missing:
         raise RequestError(

@@ -67,6 +67,8 @@ class AnthropicAdapter:
         self.reminder = reminder
         self.caller_choice = CallerChoice()
         self.caller_names: frozenset[str] = frozenset()
+        self._visible: set[str] = set()  # catalog tools the last request sent as ordinary tools
+        self._rendered: dict[str, dict[str, Any]] = {}  # tool_result by call id: rendered once, replayed as is
 
     # -- Adapter -------------------------------------------------------------------------------
     def turn_input(self, kwargs: dict[str, Any]) -> TurnInput:
@@ -149,10 +151,21 @@ class AnthropicAdapter:
         return out
 
     def _result(self, call_id: str, answer: Any) -> dict[str, Any]:
+        """A `tool_result`, rendered the first time and then replayed unchanged in every later round, so
+        the hidden rounds stay a stable prompt prefix."""
+        if call_id not in self._rendered:
+            self._rendered[call_id] = self._render(call_id, answer)
+        return self._rendered[call_id]
+
+    def _render(self, call_id: str, answer: Any) -> dict[str, Any]:
         text = answer.text or "(no output)"
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
         if isinstance(answer, SearchAnswer) and self.native and answer.tools and not answer.is_error:
-            content = search_result_content([t.name for t in answer.tools], more=answer.more)
+            # A tool the model already sees as an ordinary tool (pinned, prefetched) needs no reference;
+            # referencing it would turn it deferred and change the cached prefix.
+            names = [t.name for t in answer.tools if t.name not in self._visible]
+            content = search_result_content(names, more=answer.more,
+                                            already=[t.name for t in answer.tools if t.name in self._visible])
             if _REMINDER in text:  # the agent loop's todo nag rides on the first answer of a round
                 content[-1]["text"] += text[text.index(_REMINDER):]
             block["content"] = content
@@ -170,13 +183,12 @@ class AnthropicAdapter:
         referenced = [n for n in referenced_names(messages) if n not in taken]
         deferred = set(referenced)
         inline = [t for t in ask.loaded if t.name not in deferred and t.name not in taken]
+        self._visible = {t.name for t in (*shown, *inline)}
         tools = [export_tool(t, "anthropic") for t in (*shown, *inline)]
         catalog = self.retriever.catalog
         for name in referenced:
             tool: Tool | None = catalog.get(name)
             tools.append({**export_tool(tool, "anthropic"), "defer_loading": True} if tool else deferred_stub(name))
-        if tools and not self.caller_names and not shown and not inline:
-            tools[0] = {k: v for k, v in tools[0].items() if k != "defer_loading"}  # the API needs one
         return tools
 
 

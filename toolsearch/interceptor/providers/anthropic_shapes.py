@@ -109,15 +109,20 @@ def deferred_stub(name: str) -> dict[str, Any]:
     }
 
 
-def search_result_content(names: Iterable[str], *, more: int = 0) -> list[dict[str, Any]]:
+def search_result_content(names: Iterable[str], *, more: int = 0,
+                          already: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The `tool_result` content of a native search answer: a `tool_reference` per found tool (the API
-    expands each into its full definition) and one short line — never the schemas a second time."""
-    names = list(names)
+    expands each into its full definition) and one short line — never the schemas a second time.
+    `already`: found tools the model has as ordinary tools already (named, not referenced again)."""
+    names, already = list(names), list(already)
     blocks: list[dict[str, Any]] = [{"type": "tool_reference", "tool_name": n} for n in names]
-    line = f"{len(names)} tool{'s' if len(names) != 1 else ''} loaded."
+    parts = [f"{len(names)} tool{'s' if len(names) != 1 else ''} loaded."] if names else []
+    if already:
+        parts.append(f"Already available: {', '.join(already)}.")
+    line = " ".join(parts)
     if more:
         line += f" {more} more match{'es' if more != 1 else ''} not loaded; search more specifically."
-    blocks.append({"type": "text", "text": line})
+    blocks.append({"type": "text", "text": line.strip()})
     return blocks
 
 

@@ -89,6 +89,11 @@ def test_registry_changes_are_persisted_incrementally(tmp_path):
     assert len(list(gen.glob("postings-*.bin"))) == 1  # the replaced postings file is gone
 
 
+def _rewrite_postings(index_dir, change) -> None:
+    path = next(index_dir.glob("gen-*/postings-*.bin"))
+    path.write_bytes(change(path.read_bytes()))
+
+
 @pytest.mark.parametrize("damage, reason", [
     (lambda d: (d / "manifest.json").write_text("{not json"), "damaged"),
     (lambda d: (d / "manifest.json").write_text(json.dumps({"format": 999})), "format"),
@@ -98,6 +103,9 @@ def test_registry_changes_are_persisted_incrementally(tmp_path):
         **json.loads((d / "manifest.json").read_text()), "config": {"analysis": "other"}})), "analysis"),
     (lambda d: (d / "manifest.json").unlink(), "no index"),
     (lambda d: next(d.glob("gen-*/postings-*.bin")).write_bytes(b"garbage"), "postings"),
+    # Issue 13 item 9: a truncated file (once a struct.error) and garbage inside its arrays.
+    (lambda d: _rewrite_postings(d, lambda b: b[: len(b) - 100]), "postings"),
+    (lambda d: _rewrite_postings(d, lambda b: b[:-40] + bytes(x ^ 0x5A for x in b[-40:])), "postings"),
 ])
 def test_damaged_or_foreign_index_is_rebuilt(tmp_path, damage, reason):
     Searcher(SKILLS, tmp_path / "ix")
@@ -267,12 +275,42 @@ def test_postings_file_round_trips_any_strings(tmp_path):
     built = postings.Postings.build(docs, 7)
     built.save(tmp_path / "p.bin")
     loaded = postings.Postings.load(tmp_path / "p.bin", 7)
-    assert (loaded.vocab, loaded.names, loaded.skills) == (built.vocab, built.names, built.skills)
+    assert (tuple(loaded.vocab), tuple(loaded.names), loaded.skills) == (built.vocab, built.names, built.skills)
+    assert list(built.vocab) == sorted(built.vocab)  # sorted: the scorer bisects it
     for name in ("term", "doc", "field", "tf", "lengths"):
         assert getattr(loaded, name).dtype == getattr(built, name).dtype
         assert (getattr(loaded, name) == getattr(built, name)).all()
     with pytest.raises(ValueError):
         postings.Postings.load(tmp_path / "p.bin", 6)  # another field count: inconsistent
-    (tmp_path / "cut.bin").write_bytes((tmp_path / "p.bin").read_bytes()[:200])
-    with pytest.raises((ValueError, KeyError)):
-        postings.Postings.load(tmp_path / "cut.bin", 7)
+    data = (tmp_path / "p.bin").read_bytes()
+    for cut in (10, 30, 200, len(data) - 1):  # within the magic, the header, the arrays
+        (tmp_path / "cut.bin").write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="damaged postings file"):
+            postings.Postings.load(tmp_path / "cut.bin", 7)
+    (tmp_path / "empty.bin").write_bytes(b"")
+    with pytest.raises(ValueError):
+        postings.Postings.load(tmp_path / "empty.bin", 7)
+
+
+def test_garbage_in_the_postings_arrays_is_detected(tmp_path):
+    docs = [(f"t{i}", "s", [["word", f"w{i}"], [], [], [], [], [], []]) for i in range(50)]
+    postings.Postings.build(docs, 7).save(tmp_path / "p.bin")
+    data = bytearray((tmp_path / "p.bin").read_bytes())
+    data[-300] ^= 0x01  # one bit inside the arrays: every shape and bound still checks out
+    (tmp_path / "bad.bin").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="checksum"):
+        postings.Postings.load(tmp_path / "bad.bin", 7)
+
+
+def test_updates_keep_postings_equal_to_a_fresh_build():
+    def doc(name, skill, *words):
+        return (name, skill, [list(words), [], [], [], [], [], []])
+
+    base = postings.Postings.build([doc("a", "x", "red", "blue"), doc("b", "y", "blue"),
+                                    doc("c", "z", "green", "red", "red")], 7)
+    updated = base.replace_skills({"y"}, [doc("d", "y", "zebra", "blue", "blue")])
+    fresh = postings.Postings.build([doc("a", "x", "red", "blue"), doc("c", "z", "green", "red", "red"),
+                                     doc("d", "y", "zebra", "blue", "blue")], 7)
+    assert (tuple(updated.vocab), updated.names, updated.skills) == (fresh.vocab, fresh.names, fresh.skills)
+    for name in ("starts", "term", "doc", "field", "tf", "lengths"):
+        assert (getattr(updated, name) == getattr(fresh, name)).all(), name

@@ -24,7 +24,7 @@ META_TOOL_NAME = "tool_search"
 class Catalog:
     """An immutable snapshot: skills in load order, tools by name, and content fingerprints."""
 
-    __slots__ = ("skills", "tools", "_fingerprint")
+    __slots__ = ("skills", "tools", "reserved", "_fingerprint")
 
     def __init__(self, skills: Iterable[Skill] = (), *, reserved: Iterable[str] = (META_TOOL_NAME,)):
         skills, reserved = tuple(skills), set(reserved)
@@ -36,6 +36,7 @@ class Catalog:
             self._explain_clash(skills, reserved)
         self.skills: tuple[Skill, ...] = skills
         self.tools: Mapping[str, Tool] = MappingProxyType(tools)
+        self.reserved = frozenset(reserved)  # the names no tool may take (a Registry adopts it if equal)
         self._fingerprint: str | None = None
 
     @staticmethod
@@ -107,10 +108,13 @@ Listener = Callable[[Catalog, Catalog], None]
 class Registry:
     """Thread-safe holder of the current `Catalog`; add, replace and remove whole skills atomically."""
 
-    def __init__(self, skills: Iterable[Skill] = (), *, meta_tool_name: str = META_TOOL_NAME):
+    def __init__(self, skills: Catalog | Iterable[Skill] = (), *, meta_tool_name: str = META_TOOL_NAME):
         self._reserved = (meta_tool_name,)
         self._lock = threading.RLock()
-        self._catalog = Catalog(skills, reserved=self._reserved)
+        # A Catalog checked against the same reserved names is adopted as it is: it is immutable, and
+        # re-checking a large one (a snapshot's, say) would build every tool it holds.
+        self._catalog = (skills if isinstance(skills, Catalog) and skills.reserved == {meta_tool_name}
+                         else Catalog(skills, reserved=self._reserved))
         self._listeners: list[Listener] = []
 
     @property

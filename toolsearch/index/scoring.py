@@ -12,9 +12,17 @@ length (b per field), and only then saturated once:
 score several times; true BM25F does not.) With one field and boost 1 this is plain BM25 as in Lucene.
 
 Everything that depends only on (term, tool) is computed once per term, the first time a query uses
-it, and kept; after that a query costs one add per query term over a dense score array: about 0.1 ms
-at 10k tools. Opening a searcher does only the per-tool part (length normalization), not the
-per-posting part, which would cost ~25 ms at 10k tools on every reopen.
+it, and kept. A ranking then touches only the query terms' postings: their contributions are summed
+per doc by one `np.bincount` (over a catalog-sized array only when the terms are common enough that
+most docs match anyway, else over the matched docs alone), the top n are cut with a partition, and
+the field and query-word masks a hit reports are looked up for those n docs only, by bisecting each
+term's sorted doc list. Nothing catalog-sized is allocated for a query of rare terms, which is what
+most clause rankings are. Opening a searcher does only the per-tool part (length normalization), not
+the per-posting part, which would cost ~25 ms at 10k tools on every reopen; terms are looked up by
+bisecting the sorted vocabulary, so no term dictionary is built on open either.
+
+Scores are summed in float64 (each term's contribution is float32): the sum does not depend on the
+order of a query's terms beyond the last float64 bit, and equal docs tie exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .postings import Postings
+from .strings import find_sorted
 
 __all__ = ["Ranked", "Scorer"]
 
@@ -41,19 +50,20 @@ class Ranked:
 class Scorer:
     """Immutable to its users, thread-safe: built once per postings snapshot and config.
 
-    Opening is O(vocabulary + tools), not O(postings): a term's scored postings (its docs, their
-    BM25F contributions and field masks) are computed from the raw rows the first time a query uses
-    the term, then kept. A cache entry is written once by a single dict assignment (atomic under the
+    Opening is O(tools), not O(postings): a term's scored postings (its docs, their BM25F
+    contributions and field masks) are computed from the raw rows the first time a query uses the
+    term, then kept. A cache entry is written once by a single dict assignment (atomic under the
     GIL); two threads racing on a new term compute the same arrays and one of them wins.
     """
+
+    SPARSE_SHARE = 16  # sum over the matched docs alone when they are under 1/16 of the catalog
 
     def __init__(self, postings: Postings, *, boosts: Sequence[float], b: Sequence[float], k1: float):
         p = self.postings = postings
         self.n_docs = n = postings.n_docs
         self.k1 = float(k1)
-        self.term_ids: dict[str, int] = dict(zip(p.vocab, range(len(p.vocab))))
-        # Raw rows are sorted by (term, doc, field): term i owns rows[i]:rows[i + 1].
-        self._rows = np.searchsorted(p.term, np.arange(len(p.vocab) + 1, dtype=np.int32))
+        self._vocab = p.vocab  # sorted (postings.py): bisect finds a term
+        self._rows = p.starts  # term i owns rows starts[i]:starts[i + 1]
         self._boost = np.asarray(boosts, dtype=np.float32)
         self._all_on = bool((self._boost > 0).all())
         if n:
@@ -67,12 +77,16 @@ class Scorer:
             self._norm = np.ones((0, len(self._boost)), dtype=np.float32)
         self._terms: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
+    def term_id(self, term: str) -> int | None:
+        """The term's row in the postings, or None when no tool contains it."""
+        return find_sorted(self._vocab, term)
+
     def _scored(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(docs, contributions, field masks) of term id `i`: one entry per doc containing it."""
+        """(docs ascending, contributions, field masks) of term id `i`: one entry per doc containing it."""
         entry = self._terms.get(i)
         if entry is not None:
             return entry
-        p, s, e = self.postings, self._rows[i], self._rows[i + 1]
+        p, s, e = self.postings, int(self._rows[i]), int(self._rows[i + 1])
         doc, field, tf = p.doc[s:e], p.field[s:e], p.tf[s:e]
         if not self._all_on:
             keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
@@ -97,7 +111,7 @@ class Scorer:
         return entry
 
     def df(self, term: str) -> int:
-        i = self.term_ids.get(term)
+        i = self.term_id(term)
         return 0 if i is None else int(self._scored(i)[0].size)
 
     def idf(self, term: str) -> float:
@@ -118,32 +132,52 @@ class Scorer:
         """
         if not self.n_docs or n <= 0:
             return []
-        scores = np.zeros(self.n_docs, dtype=np.float32)
-        masks = np.zeros(self.n_docs, dtype=np.int32)
-        groups = np.zeros(self.n_docs, dtype=np.int64)
-        any_hit = False
+        found = []
         for term, weight, group in terms:
-            i = self.term_ids.get(term)
-            if i is None:
-                continue
-            docs, contrib, mask = self._scored(i)
-            if not docs.size:
-                continue
-            # each doc at most once per term: fancy-index += is safe
-            scores[docs] += weight * contrib
-            masks[docs] |= mask
-            if 0 <= group < 63:
-                groups[docs] |= np.int64(1) << np.int64(group)
-            any_hit = True
-        if not any_hit:
+            i = self.term_id(term)
+            if i is not None:
+                docs, contrib, mask = self._scored(i)
+                if docs.size:
+                    found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
+                                  mask, group))
+        if not found:
             return []
+        docs, scores = self._sum(found)
         if keep is not None:
-            scores[~keep] = 0.0
-        candidates = np.flatnonzero(scores > 0)
-        if candidates.size > n:
+            kept = keep[docs]
+            docs, scores = docs[kept], scores[kept]
+        positive = scores > 0
+        if not positive.all():
+            docs, scores = docs[positive], scores[positive]
+        if docs.size > n:
             # keep a superset of the top n by score; ties at the edge are resolved below
-            threshold = np.partition(scores[candidates], candidates.size - n)[candidates.size - n]
-            candidates = candidates[scores[candidates] >= threshold]
-        order = np.lexsort((candidates, -scores[candidates]))[:n]
-        top = candidates[order]
-        return [Ranked(int(d), float(scores[d]), int(masks[d]), int(groups[d])) for d in top]
+            threshold = np.partition(scores, docs.size - n)[docs.size - n]
+            edge = scores >= threshold
+            docs, scores = docs[edge], scores[edge]
+        order = np.lexsort((docs, -scores))[:n]
+        top, best = docs[order], scores[order]
+        fields = np.zeros(top.size, dtype=np.int64)
+        groups = np.zeros(top.size, dtype=np.int64)
+        for term_docs, _, mask, group in found:  # masks of the top docs only, by bisection
+            at = np.minimum(np.searchsorted(term_docs, top), term_docs.size - 1)
+            hit = term_docs[at] == top
+            fields[hit] |= mask[at[hit]]
+            if 0 <= group < 63:
+                groups[hit] |= np.int64(1) << np.int64(group)
+        return [Ranked(d, s, f, g) for d, s, f, g in
+                zip(top.tolist(), best.tolist(), fields.tolist(), groups.tolist())]
+
+    def _sum(self, found: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """(docs ascending, summed score) over every doc that any of `found`'s terms matched."""
+        if len(found) == 1:
+            docs, contrib = found[0][0], found[0][1]
+            return docs, contrib.astype(np.float64)
+        docs = np.concatenate([f[0] for f in found])
+        contrib = np.concatenate([f[1] for f in found])
+        if docs.size * self.SPARSE_SHARE < self.n_docs:  # few matches: never touch catalog-sized arrays
+            unique, inverse = np.unique(docs, return_inverse=True)
+            return unique, np.bincount(inverse.reshape(-1), weights=contrib, minlength=unique.size)
+        scores = np.bincount(docs, weights=contrib, minlength=self.n_docs)
+        matched = np.flatnonzero(scores)
+        return matched, scores[matched]

@@ -16,6 +16,7 @@ update; updates are serialized by a lock (and across processes by the store's fi
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -28,7 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._errors import ConfigError
+from .._errors import ConfigError, SkillError
 from ..catalog.hits import Hit
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
@@ -102,7 +103,7 @@ class Searcher:
         if isinstance(source, Registry):
             self.registry = source
         elif isinstance(source, Catalog):
-            self.registry = Registry(source.skills)
+            self.registry = Registry(source)  # adopted as it is: a snapshot's stays lazy
         elif isinstance(source, (str, Path)):
             raise ConfigError("Searcher(source) takes skills or a Registry; use Searcher.from_path(path)")
         else:
@@ -135,14 +136,33 @@ class Searcher:
     def from_path(cls, path: str | Path, index_dir: str | Path | None = None, *,
                   strict: bool = False, **kw: Any) -> Searcher:
         """Load a skills folder, skill file or tools.jsonl and search it. Skills with problems are
-        left out (see `.problems`); `strict=True` raises `SkillError` instead."""
-        from ..catalog.loader import load_skills
+        left out (see `.problems`); `strict=True` raises `SkillError` instead.
 
-        result = load_skills(path)
-        if strict:
-            result.raise_on_problems()
-        searcher = cls(result.skills, index_dir, **kw)
-        searcher.problems = tuple(result.problems)
+        With an `index_dir`, the parsed catalog is kept there as well (index/snapshot.py): reopening
+        an unchanged source then neither parses nor validates it again, and a changed one is loaded
+        exactly as the first time."""
+        from . import snapshot
+
+        found = snapshot.read(index_dir, path) if index_dir is not None else None
+        source = None
+        if found is not None:
+            catalog, problems = found
+        else:
+            from ..catalog.loader import load_skills
+
+            if index_dir is not None:
+                with contextlib.suppress(OSError):  # taken before loading: see snapshot.py
+                    source = snapshot.source_state(path)
+            result = load_skills(path)
+            catalog, problems = result.skills, result.problems
+        if strict and problems:
+            raise SkillError(list(problems))
+        searcher = cls(catalog, index_dir, **kw)
+        searcher.problems = tuple(problems)
+        digest = searcher._store.digest if searcher._store is not None else None
+        if source is not None and digest is not None:
+            with contextlib.suppress(OSError):  # a read-only index folder: no snapshot, still correct
+                snapshot.write(index_dir, source, searcher.catalog, searcher.problems, search_digest=digest)
         return searcher
 
     @property

@@ -49,9 +49,10 @@ from .analysis import ANALYSIS_ID
 from .documents import FIELDS, analyzed_fields
 from .postings import Doc, Postings
 
-__all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs", "fingerprints", "skill_fingerprint"]
+__all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs", "fingerprints", "quick_digest",
+           "skill_fingerprint"]
 
-FORMAT = 2  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest
+FORMAT = 3  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest; 3: postings format 2
 MANIFEST = "manifest.json"
 CONFIG = {"analysis": ANALYSIS_ID, "fields": list(FIELDS)}
 PROGRESS_MIN_TOOLS = 2000
@@ -119,6 +120,13 @@ def fingerprints(catalog: Catalog) -> tuple[str, dict[str, str]]:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16], per_skill
 
 
+def quick_digest(catalog: Catalog) -> str | None:
+    """`search_digest(catalog.skills)`, or the digest a catalog snapshot recorded for itself (hashing
+    would build every tool of a snapshot's lazy catalog)."""
+    known = getattr(catalog, "known_digest", None)
+    return known if known is not None else search_digest(catalog.skills)
+
+
 def catalog_docs(skills: Iterable[Skill]) -> Iterator[Doc]:
     for skill in skills:
         for tool in skill.tools:
@@ -129,6 +137,7 @@ class IndexStore:
     def __init__(self, path: str | Path, *, progress: bool = False):
         self.path = Path(path)
         self.progress = progress
+        self.digest: str | None = None  # quick digest of the catalog last opened (None: none, or unhashable)
         if self.path.exists() and not self.path.is_dir():
             raise IndexError_(f"index path {self.path} is a file; pass a folder for the index", self.path)
 
@@ -157,7 +166,7 @@ class IndexStore:
     def open(self, catalog: Catalog) -> tuple[Postings, BuildReport]:
         """Open the index for `catalog`, building or updating it first when needed."""
         start = time.perf_counter()
-        digest = search_digest(catalog.skills)
+        digest = self.digest = quick_digest(catalog)
         current: str | None = None
         for _ in range(3):  # a concurrent writer may swap files between our two reads: retry
             manifest, _why = self.read_manifest()
@@ -319,7 +328,7 @@ class IndexStore:
             "toolsearch": __version__,
             "config": CONFIG,
             "catalog": current,
-            "digest": search_digest(catalog.skills),
+            "digest": quick_digest(catalog),
             "skills": per_skill,
             "tools": len(catalog),
             "generation": generation,

@@ -138,7 +138,7 @@ def _write_text_field(fw: Any, p: Postings, rows: np.ndarray, field_lengths: lis
     starts = np.flatnonzero(np.r_[True, term[1:] != term[:-1]]).tolist()
     starts.append(rows.size)
     docs = p.doc[rows].tolist()
-    tfs = p.tf[rows].tolist()
+    tfs = p.tf[rows].astype(np.float64).tolist()  # weights are floats, as add_document gives
     terms = term[starts[:-1]].tolist()
     packed: dict[float, bytes] = {}
     add, vocab = fw.add, p.vocab

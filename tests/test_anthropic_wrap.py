@@ -332,3 +332,16 @@ def test_async_raw_response_and_wrapping_errors(searcher):
         toolsearch.wrap(anthropic.Anthropic(api_key="k"), searcher, execute=True)
     with pytest.raises(ConfigError, match="pinned"):
         toolsearch.wrap(anthropic.AsyncAnthropic(api_key="k"), searcher, pinned=["no_such_tool"])
+
+
+def test_prefill_and_with_options_go_through_toolsearch(searcher):
+    script = [message(text(" checking"), tool_search("convert units")), message(text("done"))]
+    with AnthropicServer(ScriptedModel(script)) as server:
+        client = toolsearch.wrap(server.client(), searcher, search_mode="native").with_options(timeout=30)
+        prefill = {"role": "assistant", "content": "Sure,"}
+        response = client.messages.create(model="claude", max_tokens=512, messages=[*_ask(), prefill])
+        second = server.requests[1]
+    assert response.content[0].text == "done" and response.toolsearch.model_calls == 2
+    # one assistant turn: the prefill, then the reply that continued it
+    assert second["messages"][1]["content"][0] == {"type": "text", "text": "Sure,"}
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]

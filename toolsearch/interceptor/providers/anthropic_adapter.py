@@ -108,7 +108,13 @@ class AnthropicAdapter:
 
     def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]:
         request = dict(kwargs)
-        messages = [*kwargs["messages"], *self.transcript(ask.transcript)]
+        base, hidden = list(kwargs["messages"]), self.transcript(ask.transcript)
+        if hidden and base and _role(base[-1]) == "assistant":
+            # The caller prefilled the assistant turn: the model's first reply continues it, so the
+            # replayed turn is the prefill followed by that reply (roles must alternate).
+            prefill = base.pop()
+            hidden[0] = {"role": "assistant", "content": [*_content(prefill), *hidden[0]["content"]]}
+        messages = [*base, *hidden]
         request["messages"] = messages
         request["tools"] = [*kwargs.get("tools", ()), *self._catalog_tools(ask, messages)]
         choice = render_tool_choice(ask.tool_choice, self.caller_choice)
@@ -190,6 +196,15 @@ class AnthropicAdapter:
             tool: Tool | None = catalog.get(name)
             tools.append({**export_tool(tool, "anthropic"), "defer_loading": True} if tool else deferred_stub(name))
         return tools
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, Mapping) else getattr(message, "role", None)
+
+
+def _content(message: Any) -> list[Any]:
+    content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", None)
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
 
 
 def to_usage(usage: Any) -> Usage:

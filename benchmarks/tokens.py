@@ -138,10 +138,16 @@ def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | No
             called.add(c.function.name)
             messages.append({"role": "tool", "tool_call_id": c.id, "content": TOOL_RESULT})
     requests = server.requests[first:]
+    from .interceptor_bench import search_answer_tokens
+
+    sent = [[t["function"]["name"] for t in r.get("tools") or []] for r in requests]
     return {
         "tool_tokens": [sum(schema_tokens(t) for t in r.get("tools") or []) for r in requests],
         "message_tokens": [schema_tokens(r["messages"]) for r in requests],
         "complete": set(task.gold) <= called,
+        # issue 9: requests whose tools keep the previous request's as a prefix (prompt cache kept)
+        "prefix_stable": 1 + sum(b[: len(a)] == a for a, b in zip(sent, sent[1:])) if sent else 0,
+        "search_answer_tokens": search_answer_tokens(requests),
     }
 
 
@@ -156,6 +162,9 @@ def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
         "input_tokens_per_task": statistics.fmean(per_task),
         "round_trips_per_task": len(tool_tokens) / len(plays),
         "complete": statistics.fmean(1.0 if p["complete"] else 0.0 for p in plays),
+        "cache_stable_share": sum(p["prefix_stable"] for p in plays) / max(len(tool_tokens), 1),
+        "search_answer_tokens": statistics.fmean(a) if (a := [t for p in plays for t in p["search_answer_tokens"]])
+        else 0.0,
     }
 
 
@@ -186,9 +195,16 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
                     wrapped = toolsearch.wrap(server.client(), searcher, prefetch=strategy.endswith("prefetch"))
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
             out["strategies"][strategy] = _summary(plays)
+        from .interceptor_bench import conversation  # issue 9: every task a user turn of ONE session
+
+        out["conversation"] = conversation(toolsearch.wrap(server.client(), searcher), server, tasks,
+                                           lambda task: GoldModel(task.gold), max_caller_turns=MAX_CALLER_TURNS)
         from .tokens_anthropic import run_size as anthropic_size  # {} without the anthropic extra
 
         out["anthropic"] = anthropic_size(size, tasks, catalog, searcher, progress=progress)
+        from .tokens_responses import run_size as responses_size
+
+        out["responses"] = responses_size(size, tasks, catalog, searcher, progress=progress)
     every_tokens = out["strategies"]["all-tools"]["tool_tokens_per_request"]
     oracle = out["strategies"]["oracle"]
     for summary in out["strategies"].values():
@@ -223,10 +239,31 @@ def markdown(result: dict[str, Any]) -> str:
             + f"\n\nTasks (multi-step, 2+ gold tools): {tasks}. \"vs oracle\": per-task totals divided by "
               "the oracle's (input = tools + messages of every request). \"gold tools all loaded\": the "
               "share of tasks whose gold tools were all found and called within the round cap."
+            + _conversation_markdown(result)
             + _anthropic_markdown(result))
+
+
+def _conversation_markdown(result: dict[str, Any]) -> str:
+    """Issue 9: cache-stable requests (tools equal or extend the previous request's) and search-answer
+    tokens, per task (one session each) and over one conversation of all tasks as user turns."""
+    lines = []
+    for entry in result["sizes"]:
+        s = entry["strategies"].get("toolsearch", {})
+        c = entry.get("conversation")
+        if not c or "cache_stable_share" not in s:
+            continue
+        lines.append(f"N={entry['size']:,}: {100 * s['cache_stable_share']:.0f}% of requests prefix-stable "
+                     f"within tasks; one {c['turns']}-turn conversation: {c['prefix_stable']}/{c['requests']} "
+                     f"= {100 * c['share']:.0f}% (target 90%: {'met' if c['share'] >= 0.9 else 'MISSED'}); "
+                     f"search answer {s['search_answer_tokens']:.0f} tokens on average (max "
+                     f"{c['search_answer_tokens_max']} in the conversation; target at most 83 for 5 hits)")
+    return ("\n\nCache stability and search answers (toolsearch, default options):\n- " + "\n- ".join(lines)
+            if lines else "")
 
 
 def _anthropic_markdown(result: dict[str, Any]) -> str:
     from .tokens_anthropic import markdown as anthropic_markdown
 
-    return anthropic_markdown(result)
+    from .tokens_responses import markdown as responses_markdown
+
+    return responses_markdown(result) + anthropic_markdown(result)

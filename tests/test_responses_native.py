@@ -243,3 +243,14 @@ def test_several_searches_in_one_round_are_merged_and_each_answered(searcher):
     outputs = [i for i in last if i.get("type") == "tool_search_output"]
     assert [[f["name"] for f in o["tools"]] for o in outputs] == [["get_weather"], ["send_email"]]
     assert response.output[-1].name == "send_email" and response.toolsearch.model_calls == 2
+
+
+def test_a_search_that_finds_a_pinned_tool_does_not_declare_it_twice(searcher):
+    script = ItemScript([[search("store a note to remember for later")], [function_call("remember", {})]])
+    with FakeModelServer(script) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native")
+        response = wrapped.responses.create(model="gpt-5.4", input="remember this")
+        last = sent(server)[-1]["input"]
+    (output,) = [i for i in last if i.get("type") == "tool_search_output"]
+    assert "remember" not in [f["name"] for f in output["tools"]]  # it is in `tools` already
+    assert response.output[-1].name == "remember" and not server.errors

@@ -22,7 +22,8 @@ parameters). On top of the shapes, the rules the real API enforces on a conversa
 
 Usage: input tokens are o200k_base counts of instructions, tools and items; `cached_tokens` is the
 longest prefix (tools first, then items) shared with an earlier request, a model of prompt caching
-without the real API's 1024-token minimum; reasoning tokens count the reasoning summaries.
+(`responses_api(server).min_cache_tokens = 1024` applies OpenAI's documented minimum and 128-token
+steps); reasoning tokens count the reasoning summaries.
 Streaming sends the real event sequence (`response.created`, `response.in_progress`, per item
 `output_item.added` / deltas / `output_item.done`, `response.completed`) that the SDK's
 `ResponseStreamState` accumulates.
@@ -241,6 +242,10 @@ class ResponsesAPI:
         self._secret = hashlib.sha256(str(id(self)).encode()).digest()
         self._ids = itertools.count(1)
         self.requests: list[dict[str, Any]] = []
+        self.replies: list[dict[str, Any]] = []  # the Response objects served, in order
+        # OpenAI's documented prompt caching: prompts of 1024+ tokens, hits in 128-token steps; 0 counts
+        # every shared prefix token (simpler figures for tests).
+        self.min_cache_tokens = 0
 
     def _seal(self, item_id: str) -> str:
         return "enc_" + hmac.new(self._secret, item_id.encode(), "sha256").hexdigest()
@@ -284,6 +289,8 @@ class ResponsesAPI:
             "instructions": body.get("instructions"), "metadata": body.get("metadata") or {},
             "error": None, "incomplete_details": None, "usage": usage,
         }
+        with self._lock:
+            self.replies.append(response)
         if body.get("store", True) is not False:
             with self._lock:
                 self._stored[response["id"]] = [*conversation, *output]
@@ -354,6 +361,10 @@ class ResponsesAPI:
                 cached = max(cached, shared)
             self._prefixes.append(sized)
         prompt = sum(n for _, n in sized)
+        if self.min_cache_tokens:
+            step = 128
+            cached = 0 if cached < self.min_cache_tokens else \
+                self.min_cache_tokens + (cached - self.min_cache_tokens) // step * step
         reasoning = sum(count_tokens(" ".join(s.get("text", "") for s in i.get("summary") or []))
                         for i in output if i.get("type") == "reasoning")
         completion = sum(schema_tokens(i) for i in output if i.get("type") != "reasoning") + reasoning

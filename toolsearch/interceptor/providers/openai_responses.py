@@ -219,6 +219,9 @@ class ResponsesAdapter:
         for call_id, answer in exchange.answers:
             call = next((c for c in exchange.reply.calls if c.id == call_id), None)
             if isinstance(answer, SearchAnswer) and self.native and call is not None and call.name == self.meta_name:
+                # pinned and caller tools are in `tools` already: a second definition is rejected
+                answer = dataclasses.replace(answer, tools=tuple(
+                    t for t in answer.tools if t.name not in self._pinned and t.name not in self.caller_tools))
                 out.append(shapes.search_output(call_id, answer, self.skills, namespaces=self.o.namespaces))
                 if fresh:
                     self.shown.update(t.name for t in answer.tools)

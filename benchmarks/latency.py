@@ -9,8 +9,8 @@ rank-bm25 scores every document in Python for every query term (~0.1 s per query
 embedding modes need every tool embedded first (~100 tools/s on this CPU), so they run at 1k and 10k
 only; both skips are written into the results.
 
-The interceptor's own overhead is measured in this process by driving its provider-free turn flow
-(`toolsearch.interceptor.core.turn_flow`) directly with canned model replies and a retriever whose hits
+The interceptor's own overhead per `create()` is measured by `benchmarks.interceptor_bench` (issue 9:
+the turn set-up inside the clock, 10k and 100k tools), with canned model replies and a retriever whose hits
 were computed beforehand, and exporting the requested tool schemas as the OpenAI driver does: what is
 left is exactly the interceptor's work per model request, without search and without HTTP.
 """
@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import json
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,7 @@ from .data import DATASETS, REPO_ROOT, load_queries, sized_catalog, write_jsonl
 from .engines import available_rerank_modes
 from .report import table
 
-__all__ = ["interceptor_overhead", "markdown", "run"]
+__all__ = ["markdown", "run"]
 
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (300, 1_000)
@@ -92,68 +90,16 @@ def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | 
                 result["notes"].append(f"{engine} at {size:,} tools: {n} queries (capped; it is slow)")
             measured = _worker(engine, catalogs[size], queries, work / f"idx-{size}", n)
             result["runs"].append({"size": size, **measured})
-    result["interceptor"] = interceptor_overhead(size=min(10_000, max(sizes)), turns=50 if quick else 300)
+    from .interceptor_bench import overhead  # issue 9: per create(), set-up inside the clock
+
+    overheads = [overhead(size=n, turns=30 if quick else 200)
+                 for n in ((min(10_000, max(sizes)),) if quick else (10_000, 100_000))]
+    result["interceptor"] = overheads[0] | {"runs": overheads}
     if embedded:  # query embedding and the whole `search --rerank hybrid` process, per embedding backend
         from . import hybrid_latency
 
         result["hybrid"] = hybrid_latency.run(quick=quick, progress=progress)
     return result
-
-
-class _FixedRetriever:
-    """A retriever whose answers were computed beforehand: searching costs a dict lookup."""
-
-    def __init__(self, catalog: Any, hits: dict[str, list[Any]]):
-        self.catalog, self._hits = catalog, hits
-
-    def search(self, query: str, k: int = 5) -> list[Any]:
-        return self._hits.get(query, [])[:k]
-
-
-def interceptor_overhead(*, size: int, turns: int) -> dict[str, Any]:
-    """Mean and p99 microseconds of interceptor work per model request (no search, no HTTP)."""
-    from toolsearch import Catalog, Hit, InterceptorOptions, Session, count_tokens, export_tool
-    from toolsearch.interceptor.core import AskModel, ModelReply, ToolCall, TurnInput, turn_flow
-
-    from .baselines import BM25S
-    from .data import skills_of, tool_to_row
-
-    tools = sized_catalog(size)
-    catalog = Catalog(skills_of(tools))
-    texts = query_texts(turns)
-    ranker = BM25S([tool_to_row(t) for t in tools])
-    hits = {q: [Hit(n, 1.0, catalog.tool(n).skill, (), catalog.tool(n)) for n in ranker.search(q, 5)]
-            for q in texts}
-    retriever = _FixedRetriever(catalog, hits)
-    count_tokens("warm up")  # loading the tokenizer once is start-up cost, not per-request overhead
-    options = InterceptorOptions()
-    session = Session(options, id="bench")  # one long conversation: the loadout fills and evicts
-    per_request: list[float] = []
-    for i, text in enumerate(texts):
-        found = [h.name for h in hits[text]]
-        replies = [
-            ModelReply(None, (ToolCall(f"s{i}", options.meta_tool_name, json.dumps({"query": text})),)),
-            ModelReply(None, (ToolCall(f"c{i}", found[0], "{}"),)) if found else ModelReply("done", ()),
-        ]
-        flow = turn_flow(session, retriever, TurnInput(frozenset(), text))
-        start, asks, answer = time.perf_counter(), 0, None
-        try:
-            while True:
-                step = flow.send(answer) if asks else next(flow)
-                assert isinstance(step, AskModel)
-                [export_tool(t, "openai") for t in step.tools]  # the driver's share of the work
-                answer = replies[min(asks, len(replies) - 1)]
-                asks += 1
-        except StopIteration:
-            pass
-        per_request.append((time.perf_counter() - start) * 1e6 / max(asks, 1))
-    return {
-        "catalog_tools": size,
-        "turns": len(per_request),
-        "mean_us": statistics.fmean(per_request),
-        "p50_us": statistics.median(per_request),
-        "p99_us": sorted(per_request)[int(0.99 * (len(per_request) - 1))],
-    }
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -169,9 +115,10 @@ def markdown(result: dict[str, Any]) -> str:
                     "p99 ms", "queries"], rows)]
     o = result.get("interceptor")
     if o:
-        parts.append(f"Interceptor overhead per model request (no search, no HTTP; {o['catalog_tools']:,}-tool "
-                     f"catalog, {o['turns']} turns): mean {o['mean_us']:.0f} µs, p50 {o['p50_us']:.0f} µs, "
-                     f"p99 {o['p99_us']:.0f} µs.")
+        from .interceptor_bench import markdown_overhead
+
+        parts.append(markdown_overhead(o.get("runs", [o])) if "cold" in o else
+                     f"Interceptor overhead (old format): mean {o['mean_us']:.0f} µs.")
     if result.get("hybrid"):
         from . import hybrid_latency
 

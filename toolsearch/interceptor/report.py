@@ -7,7 +7,7 @@ frozen dataclasses; `Recorder` is the mutable builder the turn core fills in as 
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["CallRecord", "Recorder", "Report", "RoundRecord", "SearchRecord", "Usage"]
@@ -27,7 +27,14 @@ class Usage:
     cache_creation_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.cache_creation_tokens + other.cache_creation_tokens,
+        )
 
 
 @dataclass(frozen=True)

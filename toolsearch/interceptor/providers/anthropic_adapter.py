@@ -24,7 +24,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ...catalog.export import export_tool
 from ...catalog.model import Tool
-from ..core import AskModel, Exchange, ModelReply, Outcome, SearchAnswer, ToolCall, TurnInput
+from ..core import AskModel, Exchange, ModelReply, Outcome, SearchAnswer, ToolCall, TurnInput, model_error
 from ..report import Usage
 from .anthropic_shapes import (
     CallerChoice,
@@ -130,6 +130,13 @@ class AnthropicAdapter:
         )
         words = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
         truncated = response.stop_reason == "max_tokens" and bool(blocks) and blocks[-1].get("type") == "tool_use"
+        ids = [c.id for c in calls]
+        if len(set(ids)) != len(ids):
+            raise model_error(f"the model sent duplicate tool call ids {sorted({i for i in ids if ids.count(i) > 1})}",
+                              response)
+        if truncated:
+            raise model_error("the model hit max_tokens inside a tool_use block (stop_reason='max_tokens'); its "
+                              "input is cut off: raise max_tokens", response)
         return ModelReply("".join(words) or None, calls, to_usage(response.usage), raw=blocks, truncated=truncated)
 
     def finish(self, response: Any, outcome: Outcome) -> Any:

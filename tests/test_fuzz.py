@@ -1,0 +1,203 @@
+"""Property-based fuzzing (issue 13, "Done when"): hostile input anywhere a user, a file or a model can
+put it; no exception escapes except the documented ones, and every call finishes within its bound.
+
+Budget: each property runs a fixed number of examples, derandomized (the same examples on every run
+and machine, so CI is deterministic), without the example database; the per-example deadline is the
+bound the property asserts (generous, so a loaded CI machine does not flake; the hostile inputs this
+suite is about took seconds to forever before the fixes). The whole file runs in well under a minute.
+
+Documented exceptions: `Searcher.search` raises nothing for any query string; skill files and
+tools.jsonl lines give problems, never exceptions; `Executor.run` returns a `ToolResult` for any
+arguments; the wrapped client's `create()` may raise only `ToolSearchError` subclasses (and the
+openai client's own errors, which a fake server that always answers 200 never causes).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolsearch import Executor, Searcher, ToolContext, wrap
+from toolsearch._errors import ToolSearchError
+from toolsearch.catalog.jsonl import load_jsonl
+from toolsearch.catalog.loader import load_skills
+from toolsearch.catalog.skillfile import parse_skill_file
+from toolsearch.runtime.result import ToolResult
+
+SKILLS = Path(__file__).resolve().parents[1] / "skills"
+
+FUZZ = settings(max_examples=40, derandomize=True, database=None, deadline=timedelta(seconds=3),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                       HealthCheck.data_too_large])
+pytestmark = pytest.mark.timeout(120)
+
+# Text that breaks naive code: long runs without separators, CJK, control characters, brackets, digits.
+_ALPHABET = st.sampled_from(list(string.printable) + ["東", "京", "天", "気", "ä", "\u200b", "\x00", "ß",
+                                                     "{", "[", "&", "*", "9"])
+hostile_text = st.one_of(
+    st.text(_ALPHABET, max_size=300),
+    st.text(max_size=100),
+    st.builds(lambda c, n: c * n, st.sampled_from(["a", "東", "ab ", "[", "{\"a\":", "9", "é"]),
+              st.integers(0, 5000)),
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _deep(depth: int, opener: str = "[", closer: str = "]") -> str:
+    return opener * depth + closer * depth
+
+
+hostile_json_text = st.one_of(
+    hostile_text,
+    json_values.map(json.dumps),
+    st.integers(0, 6000).map(lambda n: '{"a": ' + _deep(n) + "}"),
+    st.integers(1, 6000).map(lambda n: '{"a": ' + "7" * n + "}"),
+)
+
+
+@pytest.fixture(scope="module")
+def searcher() -> Searcher:
+    return Searcher.from_path(SKILLS)
+
+
+@pytest.fixture(scope="module")
+def executor(tmp_path_factory) -> Executor:
+    with Executor(load_skills(SKILLS).skills,
+                  context=ToolContext(workspace=tmp_path_factory.mktemp("fuzz-ws"))) as ex:
+        yield ex
+
+
+@FUZZ
+@given(query=hostile_text, k=st.integers(1, 50))
+def test_search_any_query(searcher, query, k):
+    hits = searcher.search(query, k)
+    assert isinstance(hits, list) and len(hits) <= max(k, 1)
+
+
+@FUZZ
+@given(text=st.one_of(hostile_text, json_values.map(lambda v: json.dumps({"name": "s", "tools": v}))),
+       suffix=st.sampled_from([".yaml", ".json"]))
+def test_skill_file_any_content(tmp_path_factory, text, suffix):
+    path = tmp_path_factory.mktemp("skill") / f"fuzz{suffix}"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    parsed = parse_skill_file(path)
+    assert (parsed.skill is None) == bool(parsed.problems)
+
+
+_SKILL_FIELDS = st.fixed_dictionaries({"name": st.text(max_size=12)}, optional={
+    "timeout": st.one_of(st.floats(), st.text(max_size=8), st.integers()),
+    "retry": st.dictionaries(st.sampled_from(["max_attempts", "backoff", "initial_delay", "max_delay"]),
+                             st.one_of(st.floats(), st.integers(), st.text(max_size=8)), max_size=4),
+    "input_schema": json_values, "tags": json_values, "handler": st.text(max_size=20),
+})
+
+
+@FUZZ
+@given(tools=st.lists(_SKILL_FIELDS, max_size=4))
+def test_skill_file_any_structure(tmp_path_factory, tools):
+    import yaml
+
+    path = tmp_path_factory.mktemp("skill") / "fuzz.yaml"
+    path.write_text(yaml.safe_dump({"name": "fuzzed", "tools": tools}, allow_unicode=True), encoding="utf-8")
+    parsed = parse_skill_file(path)
+    assert (parsed.skill is None) == bool(parsed.problems)
+
+
+@FUZZ
+@given(lines=st.lists(hostile_json_text, max_size=5))
+def test_jsonl_any_lines(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("jsonl") / "tools.jsonl"
+    good = json.dumps({"name": "ok_tool", "description": "fine"})
+    clean = [line.replace("\n", " ").replace("\r", " ") for line in lines]
+    path.write_text("\n".join([good, *clean]) + "\n", encoding="utf-8", errors="surrogatepass")
+    skills, problems = load_jsonl(path)
+    names = [t.name for s in skills for t in s.tools]
+    assert names[0] == "ok_tool"  # one bad line never costs another
+
+
+_PURE_TOOLS = ["calculate", "regex_find", "regex_replace", "count_text", "base64_encode", "json_query",
+               "convert_units", "date_add", "text_diff", "slugify", "no_such_tool"]
+
+
+@FUZZ
+@given(tool=st.sampled_from(_PURE_TOOLS),
+       arguments=st.one_of(hostile_json_text, st.dictionaries(st.sampled_from(
+           ["pattern", "text", "expression", "value", "from_unit", "to_unit", "date", "days", "query",
+            "data", "old", "new", "replacement", "count"]), json_values, max_size=4)))
+def test_tool_arguments_always_give_a_result(executor, tool, arguments):
+    result = executor.run(tool, arguments)
+    assert isinstance(result, ToolResult) and isinstance(result.text, str)
+
+
+class _OneReply:
+    """A fake model: the fuzzed reply first, then a plain answer (so every conversation ends)."""
+
+    def __init__(self, message):
+        self.message = message
+        self.served = 0
+
+    def respond(self, request):
+        self.served += 1
+        return self.message if self.served == 1 else {"role": "assistant", "content": "done"}
+
+
+def _tool_call(name: str, args: str, i: int) -> dict:
+    return {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+_call = st.one_of(
+    st.builds(_tool_call, st.just("tool_search"),
+              st.one_of(st.text(max_size=40), json_values.map(json.dumps),
+                        st.builds(lambda q, l: json.dumps({"query": q, "limit": l}), hostile_text, json_values)),
+              st.integers(0, 10_000)),
+    # Real tools get the nastiest arguments too (nesting, huge integers): the Executor's path.
+    st.builds(_tool_call, st.sampled_from(["calculate", "regex_find", "nope", ""]), hostile_json_text,
+              st.integers(0, 10_000)),
+)
+_reply = st.builds(lambda content, calls: {"role": "assistant", "content": content,
+                                           **({"tool_calls": calls} if calls else {})},
+                   st.one_of(st.none(), st.text(max_size=50)), st.lists(_call, max_size=3, unique_by=lambda c: c["id"]))
+
+
+@pytest.fixture(scope="module")
+def warm(searcher, executor):
+    """One plain round first: the openai client's imports and first connection are not what is bounded."""
+    from toolsearch.testing import FakeModelServer
+
+    with FakeModelServer(_OneReply({"role": "assistant", "content": "hi"})) as server:
+        wrap(server.client(max_retries=0), searcher, execute=True, executor=executor).chat.completions.create(
+            model="fake", messages=[{"role": "user", "content": "hi"}])
+
+
+@settings(FUZZ, max_examples=25, deadline=timedelta(seconds=5))
+@given(message=_reply)
+def test_model_replies_never_break_the_loop(searcher, executor, warm, message):
+    from toolsearch.testing import FakeModelServer
+
+    with FakeModelServer(_OneReply(message)) as server:
+        agent = wrap(server.client(max_retries=0), searcher, execute=True, executor=executor, max_steps=4)
+        try:
+            response = agent.chat.completions.create(model="fake", messages=[{"role": "user", "content": "hi"}])
+        except ToolSearchError:
+            return  # documented: the developer's or the model's mistake, raised as the library's error
+    assert response.choices
+
+
+@pytest.mark.xfail(strict=True, reason="interceptor/meta_tool.parse_search_arguments lets RecursionError and "
+                   "ValueError (5,000-digit integers) escape: owned by the interceptor; report to the lead")
+@pytest.mark.parametrize("raw", ['{"query": ' + _deep(5000) + "}", '{"query": "x", "limit": ' + "9" * 5000 + "}"])
+def test_tool_search_arguments_nested_or_huge(raw):
+    from toolsearch.interceptor.meta_tool import BadSearchArguments, parse_search_arguments
+
+    with pytest.raises(BadSearchArguments):
+        parse_search_arguments(raw, default_limit=5, max_limit=10)

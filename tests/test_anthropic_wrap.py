@@ -204,6 +204,13 @@ def test_round_cap_answers_limit_reached_then_forbids_tools(searcher):
         with pytest.raises(ModelBehaviorError, match="max_search_rounds"):
             client.messages.create(model="claude", max_tokens=512, messages=_ask())
 
+    with AnthropicServer(ScriptedModel(script)) as server:
+        client = toolsearch.wrap(server.client(), searcher, search_mode="native", max_search_rounds=1,
+                                 on_round_limit="return")
+        returned = client.messages.create(model="claude", max_tokens=512, messages=_ask())
+    assert returned.content == [] and returned.stop_reason == "end_turn"  # the extra search is not shown
+    assert returned.toolsearch.round_limit_hit and returned.toolsearch.model_calls == 2
+
 
 def test_bad_model_output(searcher):
     duplicate = message(tool_use("get_weather", id="toolu_same"), tool_use("get_weather", id="toolu_same"))

@@ -99,3 +99,22 @@ def test_parse_with_text_format_and_the_raw_views(searcher):
     assert raw.parse().toolsearch.model_calls == 2 and raw.parse().output_text == answer
     assert via_streaming.toolsearch.model_calls == 2
     assert all(r["tools"][-1]["type"] == "tool_search" for r in requests)  # nothing bypassed tool search
+
+
+def test_a_preamble_before_a_search_keeps_one_stream_and_chaining_follows_the_last_round(searcher):
+    items = ItemScript([[text("Let me look that up. "), search("weather")],
+                        [function_call("get_weather", {"city": "Paris"})], [text("Sunny.")]])
+    with FakeModelServer(items) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native")
+        with wrapped.responses.stream(model="gpt-5.4", input=Q) as stream:
+            events = list(stream)
+            final = stream.get_final_response()
+        types = [e.type for e in events]
+        assert types.count("response.created") == 1  # one response for the caller, text streamed live
+        assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "Let me look that up. "
+        assert final.id == events[0].response.id == "resp_fake_1" and final.output[-1].name == "get_weather"
+        # chaining from the id the caller saw continues after the last round (its stored conversation)
+        after = wrapped.responses.create(model="gpt-5.4", previous_response_id=final.id, input=[
+            {"type": "function_call_output", "call_id": final.output[-1].call_id, "output": "sun"}])
+        assert after.output_text == "Sunny."
+        assert sent(server)[-1]["previous_response_id"] == "resp_fake_2" and not server.errors

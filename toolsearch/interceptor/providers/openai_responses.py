@@ -185,15 +185,28 @@ class ResponsesAdapter:
 
     def finish(self, response: Any, outcome: Outcome) -> Any:
         report = outcome.recorder.build(messages=tuple(self.transcript(outcome.hidden)))
-        if self.cache_break:
-            report = outcome.recorder.report = dataclasses.replace(report, cache_break=self.cache_break)
-        drop = outcome.drop_call_ids
+        return self.settle(response, outcome.drop_call_ids, self.with_cache_break(report, outcome.recorder))
+
+    def with_cache_break(self, report: Any, holder: Any) -> Any:
+        """The report naming the tools an eviction stripped from the replay (kept where `holder`
+        keeps its report: the recorder, or the session after a stream)."""
+        if not self.cache_break:
+            return report
+        report = dataclasses.replace(report, cache_break=self.cache_break)
+        setattr(holder, "report" if hasattr(holder, "rounds") else "last_report", report)
+        return report
+
+    def kept_output(self, output: Any, drop: frozenset[str]) -> list[Any]:
+        """The final output items the caller gets: dropped function calls leave (the caller must not
+        run them); in native mode a dropped search stays, its answer follows it (`settle`)."""
+        return [i for i in output
+                if not (_call_id(i) in drop and not (self.native and get(i, "type") == "tool_search_call"))]
+
+    def settle(self, response: Any, drop: frozenset[str], report: Any) -> Any:
+        """The caller's response: kept output, summed usage, open calls answered, `.toolsearch`."""
         owed = self._owed([item_dict(i) for i in response.output], drop)
-        # Dropped function calls leave the output (the caller must not run them); in native mode a
-        # dropped search stays with its answer, as the server keeps both.
-        kept_items = [i for i in response.output
-                      if not (_call_id(i) in drop and not (self.native and get(i, "type") == "tool_search_call"))]
-        if self.native:  # a dropped search stays in the output: its answer follows it
+        kept_items = self.kept_output(response.output, drop)
+        if self.native:
             kept_items += [_output_item(i) for i in owed if i["type"] == "tool_search_output"]
         response.output = _drop_orphan_reasoning(kept_items)
         if report.model_calls > 1:

@@ -109,13 +109,13 @@ class Responses:
 
     @property
     def with_raw_response(self) -> Any:
-        from .openai_responses_stream import RawResponses
+        from .openai_responses_raw import RawResponses
 
         return RawResponses(self)
 
     @property
     def with_streaming_response(self) -> Any:
-        from .openai_responses_stream import StreamingResponses
+        from .openai_responses_raw import StreamingResponses
 
         return StreamingResponses(self)
 
@@ -153,13 +153,13 @@ class AsyncResponses(Responses):
 
     @property
     def with_raw_response(self) -> Any:
-        from .openai_responses_stream import AsyncRawResponses
+        from .openai_responses_raw import AsyncRawResponses
 
         return AsyncRawResponses(self)
 
     @property
     def with_streaming_response(self) -> Any:
-        from .openai_responses_stream import AsyncStreamingResponses
+        from .openai_responses_raw import AsyncStreamingResponses
 
         return AsyncStreamingResponses(self)
 

@@ -1,6 +1,8 @@
-"""Streaming for the Responses adapter (`create(stream=True)`, `stream()`), and the raw-response views.
+"""Streaming for the Responses adapter: `create(stream=True)` and `stream()`.
 
-Each round is streamed from the API; `RoundAccumulator` decides, event by event, what reaches the caller:
+The loop is `streaming.stream_rounds` / `astream_rounds`, shared with every API; `RoundAccumulator` is
+this API's side of it (one per round, over the create's `_Shared` state) and decides, event by event,
+what reaches the caller:
 - message text is forwarded as it arrives;
 - a `function_call` whose name the caller can run (its own tools, loaded or pinned catalog tools) is
   forwarded from its `output_item.added`; searches (`tool_search_call`, the `tool_search` function) and
@@ -20,32 +22,28 @@ wrapper (the adapter's chain memory).
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-from ..core import RunTools
-from ..driver import close_turn
-
-__all__ = ["AsyncRawResponses", "AsyncStreamingResponses", "RawResponses", "RoundAccumulator",
-           "StreamingResponses", "aopen_stream", "open_stream"]
+__all__ = ["RoundAccumulator", "aopen_stream", "keep_report", "open_stream"]
 
 
-class RoundAccumulator:
-    """What one streamed create forwards, across its rounds."""
+class _Shared:
+    """What one streamed create forwards, across its rounds (ids, indexes, sequence numbers)."""
 
-    def __init__(self, adapter: Any, session: Any):
-        self.adapter, self.session = adapter, session
+    def __init__(self, adapter: Any, session: Any, holder: Any):
+        self.adapter, self.session, self.holder = adapter, session, holder
         self.exposed_id: str | None = None  # the response id the caller's stream carries
         self.seq = 0
         self.next_index = 0
-        self.forwarded: dict[str, int] = {}  # item id -> output index given to the caller
-        self._round: list[Any] = []
+        self.response: Any = None  # the current round's response (from its final event)
+        self.drop: frozenset[str] = frozenset()
 
     def start_round(self) -> None:
         self._lifecycle: list[Any] = []
         self._held: dict[int, list[Any]] = {}  # upstream output index -> held events
         self._live: dict[int, int] = {}  # upstream output index -> caller output index
         self._types: dict[int, str] = {}
+        self.response = None
 
     def _emit(self, event: Any, index: int | None = None) -> Any:
         update: dict[str, Any] = {"sequence_number": self.seq}
@@ -57,23 +55,20 @@ class RoundAccumulator:
         return event.model_copy(update=update)
 
     def _commit(self) -> list[Any]:
-        out = []
-        if self.exposed_id is None:
-            self.exposed_id = self._lifecycle[0].response.id if self._lifecycle else None
-            out = [self._emit(e) for e in self._lifecycle]
-        return out
+        if self.exposed_id is not None or not self._lifecycle:
+            return []
+        self.exposed_id = self._lifecycle[0].response.id
+        return [self._emit(e) for e in self._lifecycle]
 
     def _visible(self, item: Any) -> bool:
         a = self.adapter
-        if getattr(item, "type", None) != "function_call":
+        if getattr(item, "type", None) != "function_call" or getattr(item, "name", "") == a.meta_name:
             return False
-        name = getattr(item, "name", "")
-        if name == a.meta_name:
-            return False
+        name = item.name
         return name in a.caller_tools or name in set(self.session.loaded) or name in a.pinned_names()
 
     def _flush(self, upstream: int) -> list[Any]:
-        """Forward held item `upstream` (and the reasoning items held before it)."""
+        """Forward held item `upstream` and the reasoning items held before it."""
         out = []
         for index in sorted(i for i in self._held if i <= upstream):
             if index != upstream and self._types.get(index) != "reasoning":
@@ -91,120 +86,84 @@ class RoundAccumulator:
                 self._lifecycle.append(event)
             return []
         if kind in ("response.completed", "response.failed", "response.incomplete"):
-            return []  # the round's end: handled by the loop
+            self.response = event.response  # the round's end: the loop asks for `reply()`
+            return []
         index = getattr(event, "output_index", None)
         if index is None:
             return [] if self.exposed_id is None else [self._emit(event)]
         if kind == "response.output_item.added":
             self._types[index] = event.item.type
             if event.item.type == "message" or self._visible(event.item):
-                return [*self._commit(), *self._flush_with(index, event)]
+                self._held.setdefault(index, []).append(event)
+                return [*self._commit(), *self._flush(index)]
         if index in self._live:
             return [self._emit(event, self._live[index])]
         self._held.setdefault(index, []).append(event)
         return []
 
-    def _flush_with(self, index: int, event: Any) -> list[Any]:
-        self._held.setdefault(index, []).append(event)
-        return self._flush(index)
-
-    def finish(self, final: Any) -> list[Any]:
-        """The closing events: held items the final response keeps, then `response.completed`."""
-        out = self._commit() if self.exposed_id is None else []
-        kept = {getattr(i, "id", None) for i in final.output} - {None}
+    def visible(self, drop: frozenset[str]) -> list[Any]:
+        """The last round's held items that the caller's response keeps."""
+        self.drop = drop
+        out = self._commit()
+        kept = {getattr(i, "id", None) for i in self.adapter.kept_output(self.response.output, drop)} - {None}
         for index in sorted(self._held):
-            events = self._held[index]
-            done = [e for e in events if e.type == "response.output_item.done"]
-            item = done[-1].item if done else None
-            if item is None or getattr(item, "id", None) not in kept:
+            done = [e for e in self._held[index] if e.type == "response.output_item.done"]
+            if not done or getattr(done[-1].item, "id", None) not in kept:
                 continue
             position, self.next_index = self.next_index, self.next_index + 1
-            out += [self._emit(e, position) for e in events]
+            out += [self._emit(e, position) for e in self._held[index]]
+        return out
+
+    def completed(self) -> Any:
+        """`response.completed` with the finished response (usage summed, `.toolsearch`)."""
+        from openai.types.responses import ResponseCompletedEvent
+
+        report = self.adapter.with_cache_break(self.session.last_report, self.session)
+        final = self.adapter.settle(self.response, self.drop, report)
         if self.exposed_id and self.exposed_id != final.id:
             self.adapter.chain.alias(self.exposed_id, final.id)
             final.id = self.exposed_id
-        from openai.types.responses import ResponseCompletedEvent
-
-        completed = ResponseCompletedEvent(type="response.completed", sequence_number=0, response=final)
-        out.append(completed.model_copy(update={"sequence_number": self.seq}))
+        self.holder.report = report
+        event = ResponseCompletedEvent(type="response.completed", sequence_number=self.seq, response=final)
         self.seq += 1
-        return out
+        return event
 
 
-def _events(api: Any, kwargs: dict[str, Any], holder: Any):
-    """The sync event generator of one streamed create; `holder.report` is set at the end."""
+class RoundAccumulator:
+    """`streaming.RoundAccumulator` for one Responses round, over the create's shared state."""
+
+    def __init__(self, shared: _Shared):
+        self.s = shared
+        shared.start_round()
+
+    def feed(self, event: Any) -> list[Any]:
+        return self.s.feed(event)
+
+    def reply(self) -> Any:
+        if self.s.response is None:
+            from ..core import model_error
+
+            raise model_error("the stream ended without a response.completed event")
+        return self.s.adapter.reply(self.s.response)
+
+    def visible(self, drop_call_ids: frozenset[str]) -> list[Any]:
+        return self.s.visible(drop_call_ids)
+
+    def usage_event(self, total: Any) -> Any:
+        return self.s.completed()  # the one closing event carries the summed usage
+
+
+def _loop(api: Any, kwargs: dict[str, Any], holder: Any, *, is_async: bool) -> Any:
+    """The caller's event generator of one streamed create, on `streaming.stream_rounds` /
+    `astream_rounds` (the one streaming loop of every API)."""
+    from ..streaming import astream_rounds, stream_rounds
+
     adapter, kwargs, session, flow = api._begin(kwargs)
-    acc = RoundAccumulator(adapter, session)
-    run_tools = api._w._run_tools(session)
-    try:
-        action = next(flow)
-        while True:
-            if isinstance(action, RunTools):
-                action = flow.send(run_tools(action.calls))
-                continue
-            acc.start_round()
-            completed = None
-            with api._sdk.create(**adapter.request(kwargs, action), stream=True) as upstream:
-                for event in upstream:
-                    if event.type == "response.completed":
-                        completed = event.response
-                    yield from acc.feed(event)
-            response = _completed(completed)
-            try:
-                action = flow.send(adapter.reply(response))
-            except StopIteration as stop:
-                outcome = stop.value
-                break
-    finally:
-        flow.close()
-    close_turn(session, outcome)
-    final = adapter.finish(response, outcome)
-    session._finish(final.toolsearch)
-    holder.report = final.toolsearch
-    yield from acc.finish(final)
-
-
-async def _aevents(api: Any, kwargs: dict[str, Any], holder: Any):
-    adapter, kwargs, session, flow = api._begin(kwargs)
-    acc = RoundAccumulator(adapter, session)
-    run_tools = api._w._arun_tools(session)
-    try:
-        action = next(flow)
-        while True:
-            if isinstance(action, RunTools):
-                action = flow.send(await run_tools(action.calls))
-                continue
-            acc.start_round()
-            completed = None
-            upstream = await api._sdk.create(**adapter.request(kwargs, action), stream=True)
-            async with upstream:
-                async for event in upstream:
-                    if event.type == "response.completed":
-                        completed = event.response
-                    for out in acc.feed(event):
-                        yield out
-            response = _completed(completed)
-            try:
-                action = flow.send(adapter.reply(response))
-            except StopIteration as stop:
-                outcome = stop.value
-                break
-    finally:
-        flow.close()
-    close_turn(session, outcome)
-    final = adapter.finish(response, outcome)
-    session._finish(final.toolsearch)
-    holder.report = final.toolsearch
-    for out in acc.finish(final):
-        yield out
-
-
-def _completed(response: Any) -> Any:
-    if response is None:
-        from ..core import model_error
-
-        raise model_error("the stream ended without a response.completed event")
-    return response
+    shared = _Shared(adapter, session, holder)
+    loop = astream_rounds if is_async else stream_rounds
+    run_tools = api._w._arun_tools(session) if is_async else api._w._run_tools(session)
+    return loop(adapter, flow, lambda req: api._sdk.create(**req, stream=True), run_tools,
+                lambda: RoundAccumulator(shared), kwargs=kwargs, session=session, on_end=lambda report: None)
 
 
 class _Response:
@@ -224,7 +183,7 @@ class ToolSearchStream:
     report: Any = None
 
     def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _events(api, dict(kwargs), self)
+        self._gen = _loop(api, dict(kwargs), self, is_async=False)
         self.response = _Response(self._gen)
 
     def __iter__(self):
@@ -257,7 +216,7 @@ class AsyncToolSearchStream:
     report: Any = None
 
     def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _aevents(api, dict(kwargs), self)
+        self._gen = _loop(api, dict(kwargs), self, is_async=True)
         self.response = _AsyncResponse(self._gen)
 
     def __aiter__(self):
@@ -332,81 +291,3 @@ def _reporting_classes() -> tuple[type, type, type, type]:
 
 
 _Stream, _AsyncStream, _Manager, _AsyncManager = _reporting_classes()
-
-
-# -- raw views ------------------------------------------------------------------------------------
-class RawResponses:
-    """`responses.with_raw_response`: every round through the SDK's raw call; the last round's raw
-    response is returned, its `.parse()` giving the finished response."""
-
-    def __init__(self, api: Any):
-        self._api = api
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._api._sdk.with_raw_response, name)
-
-    def create(self, **kwargs: Any) -> Any:
-        if kwargs.get("stream") is True:
-            return _StreamHolder(self._api.create(**kwargs))
-        last: list[Any] = []
-
-        def send(**req: Any) -> Any:
-            raw = self._api._sdk.with_raw_response.create(**req)
-            last.append(raw)
-            return raw.parse()
-
-        final = self._api._create(kwargs, send)
-        return _settle(last[-1], final)
-
-
-class AsyncRawResponses(RawResponses):
-    async def create(self, **kwargs: Any) -> Any:  # type: ignore[override]
-        if kwargs.get("stream") is True:
-            return _StreamHolder(await self._api.create(**kwargs))
-        last: list[Any] = []
-
-        async def send(**req: Any) -> Any:
-            raw = await self._api._sdk.with_raw_response.create(**req)
-            last.append(raw)
-            return raw.parse()
-
-        final = await self._api._acreate(kwargs, send)
-        return _settle(last[-1], final)
-
-
-def _settle(raw: Any, final: Any) -> Any:
-    raw._parsed_by_type[raw._cast_to] = final  # `.parse()` now returns the finished response
-    return raw
-
-
-class _StreamHolder:
-    """`with_raw_response.create(stream=True)`: `.parse()` gives the stream."""
-
-    def __init__(self, stream: Any):
-        self._stream = stream
-
-    def parse(self) -> Any:
-        return self._stream
-
-
-class StreamingResponses:
-    """`responses.with_streaming_response`: a context manager around the raw view's result."""
-
-    def __init__(self, api: Any):
-        self._raw = RawResponses(api) if not api._w.is_async else AsyncRawResponses(api)
-
-    def create(self, **kwargs: Any) -> Any:
-        @contextlib.contextmanager
-        def manager():
-            yield self._raw.create(**kwargs)
-
-        return manager()
-
-
-class AsyncStreamingResponses(StreamingResponses):
-    def create(self, **kwargs: Any) -> Any:
-        @contextlib.asynccontextmanager
-        async def manager():
-            yield await self._raw.create(**kwargs)
-
-        return manager()

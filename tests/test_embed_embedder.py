@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
-from _embed_helpers import HashingEmbedder
+from _embed_helpers import HashingEmbedder, onnx_cache  # noqa: F401 (onnx_cache is a fixture)
 
 from toolsearch import ConfigError, MissingDependencyError
 from toolsearch.embed import embedder as embedder_module
@@ -107,9 +107,9 @@ def test_query_cache_is_lru_and_counts():
 
 
 @pytest.mark.embed
-def test_sentence_transformer_default_model_offline():
+def test_sentence_transformer_default_model_offline(onnx_cache):
     pytest.importorskip("sentence_transformers")
-    embedder = SentenceTransformerEmbedder()
+    embedder = SentenceTransformerEmbedder(cache_dir=onnx_cache)
     assert embedder.model_id == "sentence-transformers:sentence-transformers/all-MiniLM-L6-v2"
     vectors = embedder.embed(["what time is it", "get the current time of day", "delete a file"])
     assert vectors.shape == (3, 384) and embedder.dim == 384 and vectors.dtype == np.float32

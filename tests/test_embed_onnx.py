@@ -92,6 +92,17 @@ def test_backend_option_is_validated(monkeypatch):
     assert "backend='torch'" in repr(SentenceTransformerEmbedder(device="cuda", backend="auto"))
 
 
+@needs_extra
+def test_model_from_the_environment(tmp_path, monkeypatch):
+    model = tmp_path / "multilingual"
+    model.mkdir()
+    monkeypatch.setenv("TOOLSEARCH_EMBED_MODEL", str(model))
+    assert SentenceTransformerEmbedder().model_id == f"sentence-transformers:path:{model.resolve()}"
+    monkeypatch.setenv("TOOLSEARCH_EMBED_MODEL", "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2")
+    assert SentenceTransformerEmbedder().model_id.endswith(":sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2")
+    assert SentenceTransformerEmbedder("other/model").model_id.endswith(":other/model")  # an argument wins
+
+
 # --- with the real packaged model -------------------------------------------------------------------------
 
 
@@ -159,12 +170,13 @@ def test_damaged_export_is_redone_and_one_that_differs_from_torch_is_refused(onn
 
 
 @pytest.mark.embed
-def test_without_onnxruntime_auto_uses_torch_and_onnx_is_an_error(tmp_path, monkeypatch):
+def test_without_onnxruntime_auto_uses_torch_and_onnx_is_an_error(tmp_path, monkeypatch, capfd):
     real = embedder_module.importlib.util.find_spec
     monkeypatch.setattr(embedder_module.importlib.util, "find_spec",
                         lambda name, *a: None if name == "onnxruntime" else real(name, *a))
     auto = SentenceTransformerEmbedder(cache_dir=tmp_path)
     assert auto.embed(["what time is it"]).shape == (1, 384) and auto.backend_in_use == "torch"
+    assert "Loading weights" not in capfd.readouterr().err  # transformers' loading bar stays quiet
     assert not (tmp_path / "onnx").exists()  # nothing exported that could not be run
     with pytest.raises(MissingDependencyError, match=r"toolsearch\[embed\]"):
         SentenceTransformerEmbedder(backend="onnx", cache_dir=tmp_path).embed(["x"])

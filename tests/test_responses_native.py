@@ -274,3 +274,13 @@ def test_round_cap_strategies_raise_and_return(searcher, strategy):
         server.model = again
         wrapped.responses.create(model="gpt-5.4", previous_response_id=response.id, input="go on")
         assert not server.errors
+
+
+def test_store_false_without_encrypted_reasoning_leaves_the_reasoning_out_of_the_replay(searcher):
+    script = ItemScript([[reasoning(), search("weather")], [function_call("get_weather", {"city": "Rome"})]])
+    with FakeModelServer(script) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native")
+        response = wrapped.responses.create(model="gpt-5.4", input=Q, store=False)  # no include
+        second = sent(server)[-1]["input"]
+    assert response.output[-1].name == "get_weather" and not server.errors
+    assert kinds(second[1:]) == ["tool_search_call", "tool_search_output"]  # the API could not resolve it

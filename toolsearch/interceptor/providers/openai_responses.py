@@ -95,6 +95,7 @@ class ResponsesAdapter:
         self.cache_break: tuple[str, ...] = ()
         self.caller_tools: frozenset[str] = frozenset()
         self.previous: str | None = None
+        self.stateless = False  # store=False: nothing is kept server-side
         self._pinned: frozenset[str] = frozenset()
 
     @property
@@ -124,7 +125,8 @@ class ResponsesAdapter:
         self.caller_tools = frozenset(names)
         previous = kwargs.get("previous_response_id")
         previous = self.previous = self.chain.aliases.get(previous, previous) if previous else previous
-        owed = self.chain.owed.pop(previous, []) if previous else []
+        owed = self.chain.owed.get(previous, []) if previous else []  # popped once answered (settle)
+        self.stateless = kwargs.get("store") is False
         self.base = [*owed, *items]
         self.shown = set(shapes.loaded_names(self.base)) | set(self.chain.shown.get(previous, ()))
         history = [c.name for i in items if (c := shapes.tool_call_of(i, self.meta_name, self.catalog.tools))
@@ -211,6 +213,8 @@ class ResponsesAdapter:
         response.output = _drop_orphan_reasoning(kept_items)
         if report.model_calls > 1:
             response.usage = shapes.response_usage(report.usage)
+        if self.previous:
+            self.chain.owed.pop(self.previous, None)
         if getattr(response, "id", None):
             shown = self.shown | {n for i in owed for n in shapes.loaded_names([i])}
             self.chain.keep(response.id, frozenset(shown), owed)
@@ -228,7 +232,10 @@ class ResponsesAdapter:
     def render(self, exchange: Any, *, fresh: bool = True) -> list[dict[str, Any]]:
         """One hidden exchange as input items: the model's items verbatim (reasoning with its
         `encrypted_content` included), then one answer per call in call order."""
-        out = [dict(i) for i in exchange.reply.raw or ()]
+        # With store=False the API keeps nothing: a reasoning item can only be replayed with its
+        # encrypted_content (include=["reasoning.encrypted_content"]); without it, it is left out.
+        out = [dict(i) for i in exchange.reply.raw or ()
+               if not (self.stateless and i.get("type") == "reasoning" and not i.get("encrypted_content"))]
         for call_id, answer in exchange.answers:
             call = next((c for c in exchange.reply.calls if c.id == call_id), None)
             if isinstance(answer, SearchAnswer) and self.native and call is not None and call.name == self.meta_name:

@@ -52,6 +52,8 @@ def resolve_mode(options: Any, kwargs: dict[str, Any]) -> str:
         kwargs["extra_body"] = {k: v for k, v in extra.items() if k != "search_mode"} or None
         mode = mode or extra["search_mode"]
     mode = mode or options.search_mode
+    if mode == "inline":  # Anthropic's name for the same fallback: schemas appended to `tools`
+        mode = "function"
     if mode not in _MODES:
         raise ConfigError(f"search_mode={mode!r} is not one of 'auto', 'native', 'function'")
     if mode == "auto":

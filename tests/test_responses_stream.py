@@ -62,7 +62,7 @@ def test_text_streams_as_it_comes_and_chaining_continues_from_the_stream(searche
 
 def test_function_mode_stream_and_async_stream(searcher):
     items = ItemScript([[function_call("tool_search", {"query": "weather"})],
-                        [function_call("get_weather", {"city": "Paris"})]])
+                        [function_call("get_weather", {"city": "Paris"})]] * 3)
 
     async def main():
         with FakeModelServer(items) as server:
@@ -70,6 +70,10 @@ def test_function_mode_stream_and_async_stream(searcher):
             async with wrapped.responses.stream(model="gpt-4.1", input=Q) as stream:
                 events = [e async for e in stream]
                 final = await stream.get_final_response()
+            raw = await wrapped.responses.with_raw_response.create(model="gpt-4.1", input=Q)
+            async with wrapped.responses.with_streaming_response.create(model="gpt-4.1", input=Q) as streaming:
+                via_streaming = streaming.parse()
+            assert raw.parse().toolsearch.model_calls == via_streaming.toolsearch.model_calls == 2
             return events, final
 
     events, final = asyncio.run(main())

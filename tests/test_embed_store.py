@@ -82,6 +82,31 @@ def test_reopen_reuses_persisted_vectors(tmp_path):
     assert entry["model_id"] == "test:hashing" and entry["dim"] == 64 and entry["tools"] == 2
 
 
+def test_reopen_of_the_same_catalog_renders_no_text(tmp_path, monkeypatch):
+    EmbeddingStore(HashingEmbedder(), tmp_path).sync(catalog(a="alpha", b="beta"))
+    assert isinstance(json.loads((tmp_path / META_FILE).read_text())["catalog_digest"], str)
+
+    def no_rendering(tool):
+        raise AssertionError(f"rendered {tool.name}: the recorded catalog digest should have decided")
+
+    monkeypatch.setattr("toolsearch.embed.store.tool_text", no_rendering)
+    reopened = EmbeddingStore(HashingEmbedder(), tmp_path)
+    assert reopened.sync(catalog(a="alpha", b="beta")).reused == 2
+    with pytest.raises(AssertionError, match="rendered"):  # another catalog is checked tool by tool
+        reopened.sync(catalog(a="alpha", b="beta changed"))
+
+
+def test_vectors_without_a_recorded_digest_learn_it(tmp_path, monkeypatch):
+    embedder = HashingEmbedder()
+    EmbeddingStore(embedder, tmp_path).sync(catalog(a="alpha", b="beta"))
+    meta = json.loads((tmp_path / META_FILE).read_text())
+    (tmp_path / META_FILE).write_text(json.dumps({k: v for k, v in meta.items() if k != "catalog_digest"}))
+    embedder.calls.clear()
+    assert EmbeddingStore(embedder, tmp_path).sync(catalog(a="alpha", b="beta")).reused == 2
+    assert embedder.calls == [] and json.loads((tmp_path / META_FILE).read_text())["catalog_digest"]
+    assert json.loads((tmp_path / META_FILE).read_text())["file"] == meta["file"]  # same matrix file
+
+
 def test_model_change_invalidates_vectors(tmp_path):
     EmbeddingStore(HashingEmbedder(), tmp_path).sync(catalog(a="alpha", b="beta"))
     other = HashingEmbedder(dim=32, model_id="test:other")

@@ -5,10 +5,16 @@ Files in the index folder:
     embeddings.json              model id, dimension, text format, and per row: tool name + text hash
     embeddings-<token>.npy       the (n, dim) float32 matrix those rows describe
 
-`sync(catalog)` re-renders every tool's text (cheap), keeps the stored row of each tool whose text hash
+`sync(catalog)` re-renders every tool's text, keeps the stored row of each tool whose text hash
 is unchanged, embeds only new or changed tools (with a tqdm bar on large batches), and drops removed
 ones. Vectors from another model, dimension or text format are never reused. So a full build pays the
 embedding cost once, reopening pays nothing, and a changed skill costs only its own tools.
+
+Reopening must not even pay the rendering: at 10k tools it is ~0.3 s, and with the index's lazy catalog
+snapshot it would build every `Tool` object just to re-check texts. So the JSON also records the
+catalog's quick digest (`index.store.quick_digest`: the digest a catalog snapshot carries, or one
+`marshal` hash of the searchable values), which covers everything a tool's text is made of; a catalog
+with the recorded digest keeps its vectors without rendering anything.
 
 Crash safety: the matrix goes to a fresh file name first, then `embeddings.json` is replaced atomically
 to point at it, then older matrices are deleted. A reader therefore always finds the JSON naming a
@@ -27,7 +33,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -54,6 +60,7 @@ class EmbeddingMatrix:
     names: tuple[str, ...]
     hashes: tuple[str, ...]
     vectors: np.ndarray
+    digest: str | None = None  # quick digest of the catalog these rows were made for (None: unknown)
     rows: Mapping[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -106,6 +113,7 @@ class EmbeddingStore:
         self.progress = progress
         self._batch_size = max(1, batch_size)
         self._lock = threading.Lock()  # one writer at a time; readers use the snapshot
+        self._data_name: str | None = None  # the matrix file embeddings.json points at
         self._matrix: EmbeddingMatrix | None = self._read()
 
     @property
@@ -129,13 +137,21 @@ class EmbeddingStore:
 
     def sync(self, catalog: Catalog) -> SyncReport:
         """Bring the vectors in line with `catalog`, embedding only new or changed tools."""
+        from ..index.store import quick_digest  # the index's own notion of "same catalog"
+
         started = time.perf_counter()
         with self._lock:
             old = self._matrix
+            digest = quick_digest(catalog)
+            if old is not None and digest is not None and old.digest == digest:
+                return SyncReport(0, len(old), 0, time.perf_counter() - started)
             names = tuple(catalog.tools)
             texts = [tool_text(catalog.tools[n]) for n in names]
             hashes = tuple(text_hash(t) for t in texts)
             if old is not None and old.names == names and old.hashes == hashes:
+                if digest is not None:  # remember it: the next open skips the rendering above
+                    self._matrix = replace(old, digest=digest)
+                    self._write_meta(self._matrix)
                 return SyncReport(0, len(names), 0, time.perf_counter() - started)
             reuse = [
                 old.rows[n] if old is not None and n in old.rows and old.hashes[old.rows[n]] == h else -1
@@ -151,7 +167,7 @@ class EmbeddingStore:
                 vectors[kept] = old.vectors[[reuse[i] for i in kept]]
             if todo:
                 vectors[todo] = fresh
-            matrix = EmbeddingMatrix(self.embedder.model_id, dim, names, hashes, vectors)
+            matrix = EmbeddingMatrix(self.embedder.model_id, dim, names, hashes, vectors, digest)
             self._write(matrix)
             self._matrix = matrix
             removed = len(set(old.names) - set(names)) if old is not None else 0
@@ -199,7 +215,10 @@ class EmbeddingStore:
                 return None
             if len(hashes) != len(names):
                 return None
-            return EmbeddingMatrix(meta["model_id"], int(meta["dim"]), names, hashes, vectors)
+            self._data_name = str(meta["file"])
+            digest = meta.get("catalog_digest")
+            return EmbeddingMatrix(meta["model_id"], int(meta["dim"]), names, hashes, vectors,
+                                   digest if isinstance(digest, str) else None)
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or damaged cache: recompute
 
@@ -214,20 +233,28 @@ class EmbeddingStore:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.directory / data_name)
+        self._data_name = data_name
+        self._write_meta(matrix)
+        # Older matrices and leftovers of an interrupted write (their JSON was never swapped in).
+        for old in [*self.directory.glob("embeddings-*.npy"), *self.directory.glob(".embeddings*.tmp")]:
+            if old.name != data_name:
+                old.unlink(missing_ok=True)
+
+    def _write_meta(self, matrix: EmbeddingMatrix) -> None:
+        """Point `embeddings.json` at the current matrix file, atomically."""
+        if self.directory is None or self._data_name is None:
+            return
         meta = {
             "format": FORMAT,
             "toolsearch": __version__,
             "model_id": matrix.model_id,
             "dim": matrix.dim,
             "text_version": TEXT_VERSION,
-            "file": data_name,
+            "file": self._data_name,
+            "catalog_digest": matrix.digest,
             "names": list(matrix.names),
             "hashes": list(matrix.hashes),
         }
-        tmp_meta = self.directory / f".{META_FILE}.tmp"
+        tmp_meta = self.directory / f".{META_FILE}.{uuid.uuid4().hex[:8]}.tmp"
         tmp_meta.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(tmp_meta, self.directory / META_FILE)
-        # Older matrices and leftovers of an interrupted write (their JSON was never swapped in).
-        for old in [*self.directory.glob("embeddings-*.npy"), *self.directory.glob(".embeddings*.tmp")]:
-            if old.name != data_name:
-                old.unlink(missing_ok=True)

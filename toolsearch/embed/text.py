@@ -10,6 +10,7 @@ at most 256 word pieces anyway.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -26,8 +27,12 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-
 _SEPARATORS = re.compile(r"[^0-9A-Za-z]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def split_identifier(name: str) -> str:
-    """`getUserProfile`, `get_user-profile.v2` -> `get user profile v 2`, lowercased."""
+    """`getUserProfile`, `get_user-profile.v2` -> `get user profile v 2`, lowercased.
+
+    Cached: every search process re-renders every tool's text to check its stored vector, and parameter
+    names repeat across a catalog ("query", "user_id"), so most calls are hits."""
     spaced = _CAMEL.sub(" ", name)
     return " ".join(w.lower() for w in _SEPARATORS.split(spaced) if w)
 

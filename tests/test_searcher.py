@@ -264,10 +264,11 @@ def test_a_query_of_several_requests_finds_a_tool_for_each():
         Tool(name="get_weather_history", description="Weather of a city over the past days, in celsius or fahrenheit.")])])
     query = ("Get the weather forecast for the city of Oslo for the next days in celsius or fahrenheit "
              "units, then send an email to Ann")
-    names = [h.name for h in s.search(query, k=2)]
+    names = [h.name for h in s.search(query, k=2, adaptive=False)]
     assert names == ["get_weather_forecast", "send_email"]
     plain = Searcher(s.catalog, config=SearchConfig(clause_weight=0))
     assert "send_email" not in [h.name for h in plain.search(query, k=2)]
+    assert len(plain.search(query, k=2)) == 2  # without clauses a request is one need: k hits
 
 
 def test_clause_weight_is_validated():

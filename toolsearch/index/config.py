@@ -67,6 +67,13 @@ class SearchConfig:
     fuzzy_max_edits: int = 2
     fuzzy_weight: float = 0.8
     clause_weight: float = 0.7
+    allocate: bool = True
+    need_coverage: float = 0.5
+    adaptive_hits: bool = True
+    hits_per_need: int = 2
+    max_hits: int = 8
+    min_top_coverage: float = 0.0
+    min_strength: float = 1.2
     rerank: Literal["off", "rerank", "hybrid"] = "off"
     embedder: Any = None
     rerank_depth: int = 50
@@ -89,13 +96,19 @@ class SearchConfig:
         for name, value in (("b", self.b), *(("field_b." + k, v) for k, v in self.field_b.items())):
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"SearchConfig.{name} must be between 0 and 1, got {value}")
-        for name in ("min_coverage", "clause_weight"):
+        for name in ("min_coverage", "min_top_coverage", "need_coverage", "clause_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"SearchConfig.{name} must be between 0 and 1, got {getattr(self, name)}")
         if self.fuzzy_max_edits not in (0, 1, 2):
             raise ConfigError(f"SearchConfig.fuzzy_max_edits must be 0, 1 or 2, got {self.fuzzy_max_edits}")
         if self.rerank not in ("off", "rerank", "hybrid"):
             raise ConfigError(f"SearchConfig.rerank must be 'off', 'rerank' or 'hybrid', got {self.rerank!r}")
+        if self.min_strength < 0:
+            raise ConfigError(f"SearchConfig.min_strength must be >= 0, got {self.min_strength}")
+        for name in ("hits_per_need", "max_hits"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"SearchConfig.{name} must be a positive integer, got {value!r}")
         if self.rerank_depth < 1 or self.max_query_chars < 1:
             raise ConfigError("SearchConfig.rerank_depth and max_query_chars must be positive")
         object.__setattr__(self, "boosts", MappingProxyType(boosts))

@@ -17,12 +17,13 @@ update; updates are serialized by a lock (and across processes by the store's fi
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,7 +34,7 @@ from .._errors import ConfigError, SkillError
 from ..catalog.hits import Hit
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
-from .analysis import query_terms, split_clauses
+from .analysis import is_cjk, query_terms, split_clauses
 from .config import SearchConfig
 from .documents import FIELDS
 from .fuzzy import FuzzyVocabulary, max_edits_for
@@ -47,6 +48,40 @@ _SELECT = re.compile(r"^\s*select\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_CORRECTIONS = 3  # vocabulary terms tried per misspelled query word
 _CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
+_STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The evidence a ranking gives for "this query has a good match" (see `answers`).
+
+    coverage      idf-weighted share of the query's meaningful words found in any of the judged hits
+    top_coverage  the same share for the top hit alone
+    top_score     the top hit's BM25F score
+    """
+
+    coverage: float
+    top_coverage: float
+    top_score: float
+    weights: tuple[float, ...] = field(default=(), repr=False)  # judging weight of each query word
+
+    def answers(self, config: SearchConfig, n_docs: int) -> bool:
+        """The no-good-match rule: enough of the query's words covered, and a top hit with more
+        evidence than one common word (unless it holds every meaningful word of the query).
+
+        Evidence is the top BM25F score in units of the catalog's rarest-term idf, ln(1 + 2N), so one
+        threshold holds from a 60-tool to a 4,000-tool catalog. In a big catalog nearly every sentence
+        shares a word with some tool ("make me a cup of tea" -> makeCoffee), so a hit must be deeper
+        than that; in a small one chance overlaps are rare while every idf is small (two weather
+        tools among ten make "weather" a common word), so the bar is lowered with the log of the
+        catalog size below `_STRENGTH_FULL_AT` tools."""
+        if self.coverage < config.min_coverage or self.top_coverage < config.min_top_coverage:
+            return False
+        if config.min_strength <= 0 or self.top_coverage >= 0.999:
+            return True  # the top tool holds every meaningful word of the query: as good as it gets
+        n = max(n_docs, 2)
+        unit = math.log1p(2 * n) * min(1.0, math.log(n) / math.log(_STRENGTH_FULL_AT))
+        return self.top_score >= config.min_strength * unit
 
 
 class Reranker(Protocol):
@@ -223,8 +258,13 @@ class Searcher:
     # --- searching ---------------------------------------------------------------------------------
 
     def search(self, query: str, k: int = 5, *, exclude: Collection[str] = (),
-               allow: Callable[[Tool], bool] | None = None) -> list[Hit]:
+               allow: Callable[[Tool], bool] | None = None, adaptive: bool | None = None) -> list[Hit]:
         """Up to `k` tools, best first; an empty list means no good match.
+
+        A request of several needs ("read the CSV, then email the chart to Ann") gets hits for each
+        need: each need's best tool is placed first, then the rest by the fused ranking. With
+        `adaptive` (default: `config.adaptive_hits`) such a request may get more than `k` hits:
+        `hit_budget(query, k)` says how many. A one-need request never gets more than `k`.
 
         `exclude`: tool names never returned (e.g. those a conversation already has loaded, so a
         repeated search yields the next-best ones). `allow`: a predicate over tools (a profile's
@@ -237,21 +277,49 @@ class Searcher:
         if direct is not None:
             direct = _kept(direct, state, keep)
             return direct if text.lower().lstrip().startswith("select") else direct[:k]
-        depth = max(k, self.config.rerank_depth) if self._reranker else k
-        ranked, coverage = self._rank(state, text, depth, k, keep)
-        if not ranked or coverage < self.config.min_coverage:
+        needs = self._needs(text)
+        adaptive = self.config.adaptive_hits if adaptive is None else adaptive
+        most = self._budget(len(needs), k) if adaptive else k
+        depth = max(most, self.config.rerank_depth) if self._reranker else most
+        ranked, verdict, served = self._rank(state, text, depth, k, keep, needs)
+        n = self._budget(served, k) if adaptive else k
+        if not ranked or not verdict.answers(self.config, state.scorer.n_docs):
             if getattr(self._reranker, "wants_all_queries", False):  # hybrid: dense-only may match
-                return _kept(self._reranker.rerank(text, [], k + _extra(keep)), state, keep)[:k]
+                return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
         hits = self._hits(state, ranked)
         if self._reranker:
-            hits = _kept(self._reranker.rerank(text, hits, k + _extra(keep)), state, keep)
-        return hits[:k]
+            hits = _kept(self._reranker.rerank(text, hits, n + _extra(keep)), state, keep)
+        return hits[:n]
+
+    def hit_budget(self, query: str, k: int = 5) -> int:
+        """How many hits an adaptive `search(query, k)` may return: `k` for a request of one need; for
+        several needs `hits_per_need` per need when that is more than `k`, at most `max_hits`. A need
+        is a clause of the request whose best tool covers `need_coverage` of its words (a clause of
+        mere context is not one), and clauses sharing their best tool count once.
+
+        Callers that pay per loaded tool (the interceptor's token budget) can read this before
+        searching; the loadout's own count and token limits still apply to whatever is loaded."""
+        state, text = self._state, self._clean(query, k)
+        needs = self._needs(text)
+        if not needs or self._direct(state, text) is not None:
+            return k
+        served = self._rank(state, text, self._budget(len(needs), k), k, None, needs)[2]
+        return self._budget(served, k)
+
+    def _budget(self, needs: int, k: int) -> int:
+        if needs < 2:
+            return k
+        return max(k, min(self.config.max_hits, self.config.hits_per_need * needs))
+
+    def _needs(self, text: str) -> list[str]:
+        """The separate requests of a query ([] for one request)."""
+        return split_clauses(text) if self.config.clause_weight > 0 else []
 
     def candidates(self, query: str, n: int = 50) -> list[Hit]:
         """The top `n` BM25F hits without the no-good-match cut (the input of a reranker)."""
         state, text = self._state, self._clean(query, n)
-        return self._hits(state, self._rank(state, text, n, n)[0])
+        return self._hits(state, self._rank(state, text, n, n, None, self._needs(text))[0])
 
     @staticmethod
     def _keep(state: _State, exclude: Collection[str], allow: Callable[[Tool], bool] | None
@@ -297,31 +365,54 @@ class Searcher:
         tools = [state.catalog.tools[n] for n in dict.fromkeys(names) if n in state.catalog.tools]
         return [Hit(t.name, 1.0, t.skill, ("name",), t) for t in tools]
 
-    def _rank(self, state: _State, text: str, n: int, judged: int,
-              keep: np.ndarray | None = None) -> tuple[list[Ranked], float]:
-        """Top `n` and the query coverage of the top `judged` of them (see `_coverage`), with the
-        query's separate requests, if it makes several, ranked in too (see `_with_clauses`)."""
-        clauses = split_clauses(text) if self.config.clause_weight > 0 else []
-        if not clauses:
-            return self._rank_one(state, text, n, judged, keep)
+    def _rank(self, state: _State, text: str, n: int, judged: int, keep: np.ndarray | None,
+              needs: list[str]) -> tuple[list[Ranked], Verdict, int]:
+        """Top `n`, the evidence for the no-good-match verdict (judged on the whole query's top
+        `judged`) and how many separate needs the query turned out to have; a query of several
+        requests has each one ranked in too and given its share of the places (`_with_clauses`)."""
+        if not needs:
+            ranked, verdict = self._rank_one(state, text, n, judged, keep)
+            return ranked, verdict, 1
         # Deeper lists to fuse: a tool 6th for the whole query may be 1st for one of its clauses.
-        ranked, coverage = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged, keep)
-        return (self._with_clauses(state, ranked, clauses, n, keep) if ranked else ranked), coverage
+        ranked, verdict = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged, keep)
+        if not ranked:
+            return ranked, verdict, 1
+        ranked, served = self._with_clauses(state, ranked, needs, n, judged, keep)
+        # Judged on the places the needs ended up with: once one need's tools are excluded (loaded
+        # already), the next-best for another need must still count as a match.
+        fused = self._coverage(ranked[:judged], list(verdict.weights))
+        if fused > verdict.coverage:
+            verdict = replace(verdict, coverage=fused)
+        return ranked, verdict, served
 
     def _with_clauses(self, state: _State, ranked: list[Ranked], clauses: list[str],
-                      n: int, keep: np.ndarray | None = None) -> list[Ranked]:
+                      n: int, judged: int, keep: np.ndarray | None = None) -> tuple[list[Ranked], int]:
         """Fuse the whole query's ranking with each clause's ("read the CSV, then email the chart to
-        Ann"): a tool keeps its best showing, a clause's scores scaled so that its top hit stands at
+        Ann"), allocate the first places across the needs, and count the needs.
+
+        Fusion: a tool keeps its best showing, a clause's scores scaled so that its top hit stands at
         `clause_weight` of the whole query's top. Ranked as one bag of words, the longest request
         drowns the others and their tools fall out of the top k (Seal-Tools Complete@5 0.64 -> 0.78,
-        BFCL unchanged). Coverage stays judged on the whole query."""
+        BFCL unchanged).
+
+        Needs: the clause splitter also cuts off context ("The initial value was $5000", "Can you
+        help me?"), so a clause counts as a need only when its best tool covers at least
+        `need_coverage` of its words; clauses whose best tool is the same count once.
+
+        Allocation: each need's best tool gets one of the first `judged` places, in clause order; the
+        remaining places follow the fused order, and the placed tools are shown in fused order."""
         best = {r.doc: r for r in ranked}
         whole = {r.doc: r.score for r in ranked}
         top = ranked[0].score
+        lists: list[list[Ranked]] = []  # the ranking of each clause that is a need
+        firsts: set[int] = set()
         for clause in clauses:
-            sub, _ = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1, keep)
+            sub, verdict = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1, keep)
             if not sub or sub[0].score <= 0:
                 continue
+            if verdict.top_coverage >= self.config.need_coverage and sub[0].doc not in firsts:
+                firsts.add(sub[0].doc)
+                lists.append(sub)
             scale = self.config.clause_weight * top / sub[0].score
             for r in sub:
                 seen = best.get(r.doc)
@@ -332,25 +423,58 @@ class Searcher:
         # Clause tops tie at clause_weight * top: the whole query's own score breaks the tie, then
         # the order they were found in (whole query first, clauses in order).
         found = {doc: i for i, doc in enumerate(best)}
-        ranked = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
-        return ranked[:n]
+        fused = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
+        served = max(len(lists), 1)
+        if not self.config.allocate or served < 2 or len(fused) <= judged:
+            return fused[:n], served
+        return self._allocate(fused, lists, judged, n, best), served
+
+    @staticmethod
+    def _allocate(fused: list[Ranked], lists: list[list[Ranked]], k: int, n: int,
+                  best: dict[int, Ranked]) -> list[Ranked]:
+        """The fused top `n`, except that every need's best tool gets a place: a need whose best tool
+        fell below place `n` takes the last place not held by another need's best tool. (Placing each
+        need's tools ahead of the fused order, or handing out the places round-robin, measured worse:
+        the fused order is the better judge of which tools serve the request, so it keeps every place
+        a need does not claim.)"""
+        top = fused[:n]
+        tops = [sub[0].doc for sub in lists]
+        missing = [d for d in tops if d not in {r.doc for r in top}]
+        if not missing:
+            return fused
+        keep = set(tops)
+        for doc in missing:
+            for i in range(len(top) - 1, -1, -1):
+                if top[i].doc not in keep:
+                    top[i] = best[doc]
+                    break
+        ordered = sorted(top, key=lambda r: fused.index(r) if r in fused else len(fused))
+        return ordered + [r for r in fused if r.doc not in {t.doc for t in ordered}]
 
     def _rank_one(self, state: _State, text: str, n: int, judged: int,
-                  keep: np.ndarray | None = None) -> tuple[list[Ranked], float]:
+                  keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:
         terms, words = query_terms(text)
-        meaningful = [t for t, _ in words][:63]
+        # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
+        # searched, but not a word whose absence should count against the hits.
+        meaningful = [t for t, _ in words if state.scorer.df(t) or not is_cjk(t)][:63]
         group = {t: i for i, t in enumerate(meaningful)}
         weight = [state.scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
         ranked = state.scorer.rank(query, n, keep=keep)
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
         if self.config.fuzzy and self._coverage(ranked[:judged], weight) < self.config.min_coverage:
-            extra = self._corrections(state, words[:63], group)
+            extra = self._corrections(state, [w for w in words if w[0] in group], group)
             if extra:
                 retry = state.scorer.rank(query + extra, n, keep=keep)
                 if self._coverage(retry[:judged], weight) > self._coverage(ranked[:judged], weight):
                     ranked = retry
-        return ranked, self._coverage(ranked[:judged], self._judging_weights(state, meaningful, weight))
+        judging = self._judging_weights(state, meaningful, weight)
+        return ranked, Verdict(
+            coverage=self._coverage(ranked[:judged], judging),
+            top_coverage=self._coverage(ranked[:1], judging),
+            top_score=ranked[0].score if ranked else 0.0,
+            weights=tuple(judging),
+        )
 
     @staticmethod
     def _judging_weights(state: _State, meaningful: list[str], weight: list[float]) -> list[float]:

@@ -1,0 +1,135 @@
+"""Searcher ranking policy: requests of several needs (hit budget, every need served, repeated searches
+with exclude=), the no-good-match verdict, and catalogs in several languages."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolsearch import ConfigError, Skill, Tool
+from toolsearch.index import SearchConfig, Searcher
+
+
+def office_skills() -> list[Skill]:
+    """Three needs of an office request, each with near-duplicates that crowd a single ranking."""
+    return [
+        Skill(name="sheets", tools=[
+            Tool(name="read_csv_file", description="Read a CSV spreadsheet file and return its rows."),
+            Tool(name="csv_summary", description="Summarise the columns of a CSV spreadsheet file."),
+            Tool(name="csv_to_json", description="Convert a CSV spreadsheet file to JSON rows."),
+            Tool(name="csv_preview", description="Show the first rows of a CSV spreadsheet file."),
+            Tool(name="csv_filter", description="Filter the rows of a CSV spreadsheet file."),
+        ]),
+        Skill(name="charts", tools=[
+            Tool(name="bar_chart", description="Draw a bar chart image from numbers."),
+            Tool(name="line_chart", description="Draw a line chart image from a series of numbers."),
+        ]),
+        Skill(name="mail", tools=[
+            Tool(name="send_email", description="Send an email message with attachments to a recipient."),
+            Tool(name="read_inbox", description="List the newest email messages in the inbox."),
+        ]),
+        Skill(name="misc", tools=[
+            Tool(name=f"noise_{i}", description=f"Unrelated helper number {i} for widgets and gadgets.")
+            for i in range(30)
+        ]),
+    ]
+
+
+REQUEST = ("Read the CSV spreadsheet file sales.csv and summarise its rows and columns, "
+           "then draw a bar chart of the totals, and then send an email with the chart")
+
+
+def test_one_need_keeps_k_and_several_needs_get_a_budget_within_max_hits():
+    s = Searcher(office_skills())
+    assert s.hit_budget("read a csv spreadsheet file", 5) == 5
+    assert s.hit_budget(REQUEST, 3) == 8  # four needs (read, summarise, chart, email), 2 per need
+    assert s.hit_budget(REQUEST, 9) == 9  # never below k
+    assert s.hit_budget("Read the CSV file sales.csv. It came from Bob yesterday. Thanks a lot for this.", 3) == 3  # context only
+    capped = Searcher(office_skills(), config=SearchConfig(hits_per_need=4, max_hits=7))
+    assert capped.hit_budget(REQUEST, 3) == 7
+    assert len(s.search("read a csv spreadsheet file", 3)) == 3
+
+
+def test_every_need_of_a_request_is_served_within_its_budget():
+    s = Searcher(office_skills())
+    names = [h.name for h in s.search(REQUEST, 3)]
+    assert len(names) == s.hit_budget(REQUEST, 3)
+    assert {"bar_chart", "send_email"} <= set(names) and any(n.startswith(("csv", "read_csv")) for n in names)
+    # Strict k: still one tool per need within k places (each need's best tool is guaranteed a place).
+    strict = [h.name for h in s.search(REQUEST, 4, adaptive=False)]
+    assert len(strict) == 4 and {"bar_chart", "send_email", "read_csv_file", "csv_summary"} == set(strict)
+    # Off: the budget is k and needs are only re-ranked in.
+    off = Searcher(office_skills(), config=SearchConfig(adaptive_hits=False))
+    assert len(off.search(REQUEST, 3)) == 3
+
+
+def test_a_repeated_search_with_exclude_returns_the_next_best_tools():
+    s = Searcher(office_skills())
+    relevant = {t.name for skill in office_skills()[:2] for t in skill.tools} | {"send_email"}
+    first = [h.name for h in s.search(REQUEST, 3, adaptive=False)]
+    again = [h.name for h in s.search(REQUEST, 3, adaptive=False, exclude=first)]
+    assert len(again) == 3 and not set(first) & set(again) and set(again) <= relevant
+    # Once every tool that serves the request is loaded, the honest answer is "no good match".
+    everything = [h.name for h in s.search(REQUEST, 10)]
+    assert set(everything) >= relevant and s.search(REQUEST, 3, exclude=everything) == []
+
+
+def test_unanswerable_requests_get_no_match_while_real_ones_are_answered():
+    s = Searcher(office_skills())
+    for query in ("book a flight to Lisbon", "tell me a joke", "walk my dog at 5pm"):
+        assert s.search(query) == [], query
+    for query in ("summarise a csv file", "email", "line chart of numbers", "send the chart by email"):
+        assert s.search(query), query
+
+
+def test_strength_rule_is_what_rejects_a_shallow_match_in_a_large_catalog():
+    # 400 tools: the coffee maker shares only the common words "make" and "cup" with the request.
+    tools = [Tool(name=f"make_holder_{i}", description=f"Make cup holder model {i} from parts.") for i in range(200)]
+    tools += [Tool(name=f"paint_fence_{i}", description=f"Paint fence model {i} in a colour.") for i in range(199)]
+    tools.append(Tool(name="makeCoffee", description="Make a cup of coffee with milk."))
+    s = Searcher([Skill(name="factory", tools=tools)])
+    assert s.search("make me a cup of tea") == []
+    assert Searcher(s.catalog, config=SearchConfig(min_strength=0)).search("make me a cup of tea")
+    assert s.search("make a cup of coffee")[0].name == "makeCoffee"
+
+
+def test_policy_knobs_are_validated():
+    for bad in ({"hits_per_need": 0}, {"max_hits": 0}, {"min_strength": -1}, {"need_coverage": 2},
+                {"min_top_coverage": -0.1}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            SearchConfig(**bad)
+
+
+def mixed_language_skills() -> list[Skill]:
+    return [
+        Skill(name="weather", tools=[
+            Tool(name="get_weather", description="Get the current weather for a city."),
+            Tool(name="tianqi_yubao", description="查询城市未来三天的天气预报"),
+        ]),
+        Skill(name="translate", tools=[
+            Tool(name="fanyi", description="把中文文本翻译成英文"),
+            Tool(name="translate_text", description="Translate text between languages."),
+        ]),
+        Skill(name="cafe", tools=[
+            Tool(name="menu_du_cafe", description="Affiche le menu du café et les prix en euros."),
+            Tool(name="send_mail", description="发送电子邮件 to a recipient."),
+        ]),
+    ]
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("北京明天的天气预报", "tianqi_yubao"),     # bigrams of the query meet bigrams of the description
+    ("天气", "tianqi_yubao"),
+    ("翻译成英文", "fanyi"),
+    ("电子邮件", "send_mail"),                  # CJK in a mixed-language description
+    ("weather in Paris", "get_weather"),
+    ("menu du cafe", "menu_du_cafe"),          # typed without the accent
+    ("CAFÉ prix", "menu_du_cafe"),
+])
+def test_a_catalog_mixing_english_and_chinese(query, expected):
+    hits = Searcher(mixed_language_skills()).search(query, 3)
+    assert hits and hits[0].name == expected, (query, [h.name for h in hits])
+
+
+def test_chinese_request_with_no_matching_tool_is_no_match():
+    s = Searcher(mixed_language_skills())
+    assert s.search("给我讲个笑话") == []  # "tell me a joke": no bigram in common with any tool

@@ -95,7 +95,8 @@ class AnthropicAdapter:
             raise ConfigError(str(exc)) from None
         self.caller_names = names
         text = last_user_text(messages)
-        history = [n for n in (*called_names(messages), *referenced_names(messages)) if n not in names]
+        history = [n for n in (*called_names(messages), *referenced_names(messages))
+                   if n not in names and n != self.meta_name]
         return TurnInput(
             caller_tools=names,
             last_user_text=text,

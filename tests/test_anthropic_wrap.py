@@ -352,3 +352,15 @@ def test_prefill_and_with_options_go_through_toolsearch(searcher):
     # one assistant turn: the prefill, then the reply that continued it
     assert second["messages"][1]["content"][0] == {"type": "text", "text": "Sure,"}
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+
+
+def test_nothing_imports_anthropic_unless_the_client_is_one():
+    import subprocess
+    import sys
+
+    code = ("import sys, toolsearch, toolsearch.testing, toolsearch.interceptor.wrap, openai\n"
+            "from toolsearch.interceptor.wrap import _is_anthropic\n"
+            "assert not _is_anthropic(openai.OpenAI(api_key='k'))\n"
+            "assert 'anthropic' not in sys.modules, 'anthropic was imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

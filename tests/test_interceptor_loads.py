@@ -83,7 +83,7 @@ def test_search_answer_is_short(bundled):
         tools = [h.tool for h in bundled.search(query, 5)]
         if len(tools) == 5:
             measured += 1
-            assert count_tokens(render_answer(tools, max_chars=48)) <= 83
+            assert count_tokens(render_answer(tools, max_chars=40)) <= 83
     assert measured >= 3
 
 

@@ -105,3 +105,28 @@ def test_one_line_descriptions():
     assert one_line("Send an email.\nLong details here.", 80) == "Send an email."
     cut = one_line("word " * 50, 30)
     assert len(cut) <= 30 and cut.endswith("…")
+
+
+def test_profile_filters_searches_and_refuses_calls_outside_it(tmp_path):
+    """A profile (issue 12's shape: permits(tool) -> bool) is passed to the retriever as allow= and
+    calls to tools it does not permit are answered with an error, never returned or run."""
+    from toolsearch.index.searcher import Searcher
+    from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
+
+    class NoMail:
+        def permits(self, tool):
+            return tool.skill != "mail"
+
+    with pytest.raises(ConfigError, match="permits"):
+        InterceptorOptions(profile=object())
+    searcher = Searcher(sample_skills(), tmp_path / "index")
+    script = [reply(None, search("send an email message")), reply(None, call("send_email", {"to": "a", "body": "b"})),
+              reply("I cannot send mail.")]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        client = toolsearch.wrap(server.client(), searcher, profile=NoMail())
+        response = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "mail bob"}])
+        requests = server.requests
+    searcher.close()
+    assert all("send_email" not in [t["function"]["name"] for t in r["tools"]] for r in requests)
+    assert "not allowed" in requests[2]["messages"][-1]["content"]
+    assert response.choices[0].message.content == "I cannot send mail."

@@ -36,8 +36,9 @@ class InterceptorOptions:
       returns that response as is (search calls removed).
     - `search_limit` / `max_search_limit`: hits per search by default / the most the model may ask for.
     - `max_loaded_tools` / `max_loaded_tokens`: budgets of the session's loaded tools (schema tokens,
-      o200k_base); when one is exceeded, least recently used tools are evicted in one batch down to
-      `low_water` times the budget, so the tool list changes rarely.
+      o200k_base). Searches load only what fits; at a user-turn boundary, a loadout fuller than
+      `low_water` of a budget is shed in one batch (least recently used first) down to `low_water/4`, so
+      the tool list (and the provider's prompt cache) changes rarely.
     - `pinned`: catalog tools always sent (in addition to tools marked `pinned` in their skill).
     - `prefetch` / `prefetch_limit`: search with the latest user message before the first model call of
       a user turn and preload the top hits.
@@ -63,7 +64,7 @@ class InterceptorOptions:
     on_round_limit: RoundLimitStrategy = "withdraw"
     search_limit: int = 5
     max_search_limit: int = 10
-    max_loaded_tools: int = 20
+    max_loaded_tools: int = 30
     max_loaded_tokens: int = 8000
     low_water: float = 0.75
     pinned: tuple[str, ...] = ()
@@ -73,7 +74,7 @@ class InterceptorOptions:
     max_steps: int = 20
     todo_reminder_turns: int = 3
     todo_skill: str = "todo"
-    description_chars: int = 48
+    description_chars: int = 40
     profile: Any = None
     search_mode: SearchMode = "auto"  # Responses API: "native" | "function" | "auto" (issue 10)
     namespaces: bool = False  # Responses native mode: found tools grouped by skill (issue 10)

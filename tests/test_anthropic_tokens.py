@@ -13,7 +13,7 @@ from toolsearch.index.searcher import Searcher  # noqa: E402
 
 
 def test_native_reads_more_from_the_cache_than_inline(tmp_path):
-    tasks = tokens.pick_tasks(40, 4)
+    tasks = tokens.pick_tasks(40, 2)
     catalog = sized_catalog(40, must_include=list(dict.fromkeys(g for t in tasks for g in t.gold)))
     searcher = Searcher(skills_of(catalog), tmp_path)
     try:

@@ -330,11 +330,15 @@ def test_async_raw_response_and_wrapping_errors(searcher):
         client = toolsearch.wrap(server.async_client(), searcher, search_mode="native")
         raw = await client.messages.with_raw_response.create(model="claude", max_tokens=512, messages=_ask(),
                                                              thinking=THINK)
-        return await raw.parse()
+        async with client.messages.with_streaming_response.create(
+                model="claude", max_tokens=512, messages=_ask(), thinking=THINK) as streamed:
+            other = await streamed.parse()
+        return await raw.parse(), other
 
-    with AnthropicServer(ScriptedModel(_search_then_call())) as server:
-        parsed = asyncio.run(main(server))
-    assert parsed.content[1].name == "convert_units" and parsed.toolsearch.model_calls == 2
+    with AnthropicServer(ScriptedModel(_search_then_call() * 2)) as server:
+        parsed, other = asyncio.run(main(server))
+    for message_ in (parsed, other):
+        assert message_.content[1].name == "convert_units" and message_.toolsearch.model_calls == 2
     with pytest.raises(ConfigError, match="executor"):
         toolsearch.wrap(anthropic.Anthropic(api_key="k"), searcher, execute=True)
     with pytest.raises(ConfigError, match="pinned"):

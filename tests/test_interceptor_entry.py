@@ -15,18 +15,9 @@ from toolsearch import ConfigError
 from toolsearch.interceptor import AsyncToolSearchOpenAI, ToolSearchOpenAI
 from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 
-from test_interceptor_core import USER, names, sample_skills
+from test_interceptor_core import USER, names, searcher  # noqa: F401 (fixture)
 
 SCRIPT = [reply(None, search("weather in a city")), reply(None, call("get_weather", {"city": "Paris"}))]
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher(sample_skills(), tmp_path_factory.mktemp("index"))
-    yield s
-    s.close()
 
 
 def _check(server, response):

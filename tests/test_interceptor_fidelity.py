@@ -10,16 +10,7 @@ import toolsearch
 from toolsearch import ModelBehaviorError
 from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 
-from test_interceptor_core import USER, names, sample_skills
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher(sample_skills(), tmp_path_factory.mktemp("index"))
-    yield s
-    s.close()
+from test_interceptor_core import USER, names, searcher  # noqa: F401 (fixture)
 
 
 def run(searcher, script, **create):

@@ -14,18 +14,9 @@ from toolsearch.interceptor.meta_tool import LIMIT_REACHED
 from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 from toolsearch.tokens import count_tokens
 
-from test_interceptor_core import USER, names, sample_skills
+from test_interceptor_core import USER, names, searcher  # noqa: F401 (fixture)
 
 SKILLS = Path(__file__).resolve().parents[1] / "skills"
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher(sample_skills(), tmp_path_factory.mktemp("index"))
-    yield s
-    s.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,7 @@ import pytest
 import toolsearch
 from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 
-from test_interceptor_core import USER, sample_skills
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher(sample_skills(), tmp_path_factory.mktemp("index"))
-    yield s
-    s.close()
+from test_interceptor_core import USER, searcher  # noqa: F401 (fixture)
 
 
 SCRIPT = [

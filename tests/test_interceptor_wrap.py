@@ -11,16 +11,7 @@ from toolsearch import ConfigError
 from toolsearch.testing import FakeModelServer, ScriptedModel, reply, search
 from toolsearch.tokens import encoding
 
-from test_interceptor_core import USER, sample_skills
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher(sample_skills(), tmp_path_factory.mktemp("index"))
-    yield s
-    s.close()
+from test_interceptor_core import USER, searcher  # noqa: F401 (fixture)
 
 
 def test_async_wrap_loads_the_encoding_so_the_first_create_never_loads_it_on_the_loop(searcher):

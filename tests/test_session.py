@@ -11,16 +11,7 @@ import toolsearch
 from toolsearch import ConfigError, Session
 from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 
-from test_interceptor_core import names, sample_skills
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher(sample_skills(), tmp_path_factory.mktemp("index"))
-    yield s
-    s.close()
+from test_interceptor_core import names, searcher  # noqa: F401 (fixture)
 
 
 HISTORY = [

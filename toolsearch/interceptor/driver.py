@@ -37,9 +37,12 @@ def close_turn(session: Session, outcome: Outcome) -> None:
     outcome.recorder.stable_requests = session.stable_requests
 
 
-def _done(session: Session, outcome: Outcome) -> None:
-    report = outcome.recorder.report or outcome.recorder.build()
-    session._finish(report)
+def _end(adapter: Adapter, response: Any, outcome: Outcome, session: Session) -> Any:
+    """The caller's result: counters into the recorder, the adapter's finish, the report kept."""
+    close_turn(session, outcome)
+    result = adapter.finish(response, outcome)
+    session._finish(outcome.recorder.report or outcome.recorder.build())
+    return result
 
 
 def drive(adapter: Adapter, flow: Any, send: Callable[[dict[str, Any]], Any],
@@ -59,10 +62,7 @@ def drive(adapter: Adapter, flow: Any, send: Callable[[dict[str, Any]], Any],
         outcome: Outcome = stop.value
     finally:
         flow.close()
-    close_turn(session, outcome)
-    result = adapter.finish(response, outcome)
-    _done(session, outcome)
-    return result
+    return _end(adapter, response, outcome, session)
 
 
 async def adrive(adapter: Adapter, flow: Any, send: Callable[[dict[str, Any]], Awaitable[Any]],
@@ -82,7 +82,4 @@ async def adrive(adapter: Adapter, flow: Any, send: Callable[[dict[str, Any]], A
         outcome: Outcome = stop.value
     finally:
         flow.close()
-    close_turn(session, outcome)
-    result = adapter.finish(response, outcome)
-    _done(session, outcome)
-    return result
+    return _end(adapter, response, outcome, session)

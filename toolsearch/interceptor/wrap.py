@@ -98,15 +98,8 @@ class _Wrapper:
 
     @property
     def responses(self) -> Any:
-        try:
-            module = importlib.import_module("toolsearch.interceptor.providers.openai_responses")
-        except ModuleNotFoundError as exc:
-            if exc.name != "toolsearch.interceptor.providers.openai_responses":
-                raise
-            raise ConfigError(
-                "responses is not served by this toolsearch build yet; use chat.completions "
-                "(it is never forwarded without tool search)"
-            ) from None
+        module = _provider("openai_responses", "responses is not served by this toolsearch build yet; use "
+                           "chat.completions (it is never forwarded without tool search)")
         return module.responses_namespace(self)
 
     def __getattr__(self, name: str) -> Any:
@@ -160,15 +153,8 @@ def wrap(client: Any, searcher: Retriever, *, executor: Any = None, **options: A
     """
     opts = InterceptorOptions.from_kwargs(options)
     if _is_anthropic(client):
-        try:
-            module = importlib.import_module("toolsearch.interceptor.providers.anthropic")
-        except ModuleNotFoundError as exc:
-            if exc.name != "toolsearch.interceptor.providers.anthropic":
-                raise
-            raise ConfigError(
-                "this toolsearch build cannot wrap anthropic clients yet (toolsearch.interceptor."
-                "providers.anthropic is missing); wrap an openai.OpenAI client instead"
-            ) from None
+        module = _provider("anthropic", "this toolsearch build cannot wrap anthropic clients yet "
+                           "(toolsearch.interceptor.providers.anthropic is missing); wrap an openai.OpenAI client")
         return module.wrap_anthropic(client, searcher, opts, executor)
     is_async = check_setup(client, searcher, opts, executor)
     if is_async:
@@ -176,6 +162,18 @@ def wrap(client: Any, searcher: Retriever, *, executor: Any = None, **options: A
 
         encoding()
     return (AsyncToolSearchOpenAI if is_async else ToolSearchOpenAI)(client, searcher, opts, executor)
+
+
+def _provider(name: str, missing: str) -> Any:
+    """The adapter module `providers.<name>`, imported lazily; ConfigError(`missing`) if it is absent
+    (an ImportError from inside the module itself is not hidden)."""
+    full = f"toolsearch.interceptor.providers.{name}"
+    try:
+        return importlib.import_module(full)
+    except ModuleNotFoundError as exc:
+        if exc.name != full:
+            raise
+        raise ConfigError(missing) from None
 
 
 def _is_anthropic(client: Any) -> bool:

@@ -280,22 +280,8 @@ class Completions:
     def parse(self, **kwargs: Any) -> Any:
         """`parse()` over the flow: the caller's tools must be strict (as openai requires), the catalog
         tools are not parsed; the final message's `parsed` comes from `response_format`."""
-        from openai.lib._parsing._completions import parse_chat_completion, type_to_response_format_param
-        from openai.lib._parsing._completions import validate_input_tools
-
-        kwargs = clean_kwargs(kwargs)
-        caller_tools = validate_input_tools(kwargs.get("tools")) if kwargs.get("tools") else None
-        response_format = kwargs.pop("response_format", None)
-        if response_format is not None:
-            kwargs["response_format"] = type_to_response_format_param(response_format)
-        final = self.create(**kwargs)
-        report = final.toolsearch
-        parsed = parse_chat_completion(
-            response_format=response_format if response_format is not None else _omit(),
-            chat_completion=final, input_tools=caller_tools if caller_tools else _omit(),
-        )
-        parsed.toolsearch = report  # type: ignore[attr-defined]
-        return parsed
+        kwargs, finish = _parse_plan(kwargs)
+        return finish(self.create(**kwargs))
 
     def stream(self, **kwargs: Any) -> Any:
         """`chat.completions.stream(...)`: openai's own stream manager over our `create(stream=True)`."""
@@ -334,21 +320,8 @@ class AsyncCompletions(Completions):
         return await adrive(adapter, flow, send, self._w._arun_tools(session), kwargs=kwargs, session=session)
 
     async def parse(self, **kwargs: Any) -> Any:  # type: ignore[override]
-        from openai.lib._parsing._completions import parse_chat_completion, type_to_response_format_param
-        from openai.lib._parsing._completions import validate_input_tools
-
-        kwargs = clean_kwargs(kwargs)
-        caller_tools = validate_input_tools(kwargs.get("tools")) if kwargs.get("tools") else None
-        response_format = kwargs.pop("response_format", None)
-        if response_format is not None:
-            kwargs["response_format"] = type_to_response_format_param(response_format)
-        final = await self.create(**kwargs)
-        parsed = parse_chat_completion(
-            response_format=response_format if response_format is not None else _omit(),
-            chat_completion=final, input_tools=caller_tools if caller_tools else _omit(),
-        )
-        parsed.toolsearch = final.toolsearch  # type: ignore[attr-defined]
-        return parsed
+        kwargs, finish = _parse_plan(kwargs)
+        return finish(await self.create(**kwargs))
 
     def stream(self, **kwargs: Any) -> Any:
         from openai.lib._chat_completion_resources import async_stream
@@ -368,10 +341,29 @@ class AsyncCompletions(Completions):
         return AsyncStreamingResponseCompletions(self)
 
 
-def _omit() -> Any:
+def _parse_plan(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The kwargs `create` gets for a `parse()` call (response_format as its JSON schema), and the
+    function turning the finished completion into openai's `ParsedChatCompletion` (report kept)."""
     from openai import omit
+    from openai.lib._parsing._completions import (
+        parse_chat_completion,
+        type_to_response_format_param,
+        validate_input_tools,
+    )
 
-    return omit
+    kwargs = clean_kwargs(kwargs)
+    caller_tools = validate_input_tools(kwargs["tools"]) if kwargs.get("tools") else omit
+    response_format = kwargs.pop("response_format", omit)
+    if response_format is not omit:
+        kwargs["response_format"] = type_to_response_format_param(response_format)
+
+    def finish(final: Any) -> Any:
+        parsed = parse_chat_completion(response_format=response_format, chat_completion=final,
+                                       input_tools=caller_tools)
+        parsed.toolsearch = final.toolsearch  # type: ignore[attr-defined]
+        return parsed
+
+    return kwargs, finish
 
 
 class Chat:

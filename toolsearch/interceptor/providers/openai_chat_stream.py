@@ -125,6 +125,17 @@ def _stream_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return kwargs, include
 
 
+def _loop(stream: Any, completions: Any, kwargs: dict[str, Any], open_round: Any, rounds: Any, *,
+          asynchronous: bool) -> Any:
+    """Start the turn (errors in the caller's kwargs raise now, not at the first chunk) and return the
+    streaming loop (`streaming.stream_rounds` or `astream_rounds`) that fills `stream.toolsearch`."""
+    adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
+    kwargs, include = _stream_kwargs(kwargs)
+    run_tools = (completions._w._arun_tools if asynchronous else completions._w._run_tools)(session)
+    return rounds(adapter, flow, open_round, run_tools, _accumulators(adapter, include), kwargs=kwargs,
+                  session=session, on_end=lambda report: setattr(stream, "toolsearch", report))
+
+
 class _Response:
     """`.response` of our streams: `close()` ends the whole stream; the rest is the current round's."""
 
@@ -156,18 +167,12 @@ class ChatStream:
     @classmethod
     def open(cls, completions: Any, kwargs: dict[str, Any]) -> ChatStream:
         stream = cls()
-        adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
-        kwargs, include = _stream_kwargs(kwargs)
 
         def open_round(request: dict[str, Any]) -> Any:
             stream._current = completions._sdk.create(**request, stream=True)
             return stream._current
 
-        stream._iterator = stream_rounds(
-            adapter, flow, open_round, completions._w._run_tools(session),
-            _accumulators(adapter, include),
-            kwargs=kwargs, session=session, on_end=lambda report: setattr(stream, "toolsearch", report),
-        )
+        stream._iterator = _loop(stream, completions, kwargs, open_round, stream_rounds, asynchronous=False)
         return stream
 
     def __iter__(self) -> Any:
@@ -200,18 +205,12 @@ class AsyncChatStream:
     @classmethod
     async def open(cls, completions: Any, kwargs: dict[str, Any]) -> AsyncChatStream:
         stream = cls()
-        adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
-        kwargs, include = _stream_kwargs(kwargs)
 
         async def open_round(request: dict[str, Any]) -> Any:
             stream._current = await completions._sdk.create(**request, stream=True)
             return stream._current
 
-        stream._iterator = astream_rounds(
-            adapter, flow, open_round, completions._w._arun_tools(session),
-            _accumulators(adapter, include),
-            kwargs=kwargs, session=session, on_end=lambda report: setattr(stream, "toolsearch", report),
-        )
+        stream._iterator = _loop(stream, completions, kwargs, open_round, astream_rounds, asynchronous=True)
         return stream
 
     def __aiter__(self) -> Any:

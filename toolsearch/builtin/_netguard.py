@@ -127,8 +127,10 @@ def guarded_opener(allow_hosts: Iterable[str] = ()) -> urllib.request.OpenerDire
 
     class HTTPSHandler(urllib.request.HTTPSHandler):
         def https_open(self, req):  # type: ignore[no-untyped-def]
-            return self.do_open(https_cls, req, context=self._context,
-                                check_hostname=getattr(self, "_check_hostname", None))
+            extra = {"context": self._context}
+            if hasattr(self, "_check_hostname"):  # Python 3.11 passes it; 3.12 removed the parameter
+                extra["check_hostname"] = self._check_hostname
+            return self.do_open(https_cls, req, **extra)
 
     return urllib.request.build_opener(urllib.request.ProxyHandler({}), HTTPHandler(), HTTPSHandler(),
                                        _Redirects())

@@ -103,14 +103,14 @@ class FuzzyVocabulary:
 
     def corrections(self, term: str, max_edits: int) -> list[tuple[str, int]]:
         """Vocabulary terms within `max_edits` of `term` (itself excluded), closest first."""
-        probes = neighbourhood(term, max_edits)
-        if not probes:
+        if max_edits <= 0 or len(term) > MAX_TERM_LENGTH:
             return []
         key = (term, max_edits)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return list(self._cache[key])
+        probes = neighbourhood(term, max_edits)
         table = self._build()
         candidates = sorted({c for p in probes for c in table.get(p, ())} - {term})
         # Sorted before the cap so that the same query always gets the same corrections.

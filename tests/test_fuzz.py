@@ -193,8 +193,6 @@ def test_model_replies_never_break_the_loop(searcher, executor, warm, message):
     assert response.choices
 
 
-@pytest.mark.xfail(strict=True, reason="interceptor/meta_tool.parse_search_arguments lets RecursionError and "
-                   "ValueError (5,000-digit integers) escape: owned by the interceptor; report to the lead")
 @pytest.mark.parametrize("raw", ['{"query": ' + _deep(5000) + "}", '{"query": "x", "limit": ' + "9" * 5000 + "}"])
 def test_tool_search_arguments_nested_or_huge(raw):
     from toolsearch.interceptor.meta_tool import BadSearchArguments, parse_search_arguments

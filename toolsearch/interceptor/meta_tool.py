@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.model import Tool
+from ..catalog.safe_yaml import UnsafeDocument, load_json
 
 __all__ = [
     "NO_MATCH",
@@ -83,12 +84,16 @@ class BadSearchArguments(ValueError):
 
 def parse_search_arguments(raw: str | None, *, default_limit: int, max_limit: int) -> SearchArgs:
     """Parse the JSON arguments of one `tool_search` call, or raise `BadSearchArguments`."""
-    try:
-        args: Any = json.loads(raw or "{}")
+    try:  # bounded: a model's arguments may nest 5,000 deep or carry a 5,000-digit number
+        args: Any = load_json(raw or "{}")
     except json.JSONDecodeError as exc:
         raise BadSearchArguments(
             f"Error: the arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
             'Call again with e.g. {"query": "send an email"}.'
+        ) from None
+    except UnsafeDocument as exc:
+        raise BadSearchArguments(
+            f'Error: the arguments cannot be read ({exc}). Call again with e.g. {{"query": "send an email"}}.'
         ) from None
     if not isinstance(args, dict):
         raise BadSearchArguments('Error: the arguments must be a JSON object like {"query": "..."}.')

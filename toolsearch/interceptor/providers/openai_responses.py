@@ -30,55 +30,16 @@ next `create` that names this response as `previous_response_id`: the API reject
 from __future__ import annotations
 
 import dataclasses
-import threading
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from ..._errors import ConfigError
 from ..core import AskModel, Forced, ModelReply, Outcome, SearchAnswer, ToolOutput, TurnInput, model_error
 from . import openai_responses_shapes as shapes
+from .openai_responses_chain import chain_of
 from .openai_responses_shapes import get, item_dict
 
 __all__ = ["ResponsesAdapter", "responses_namespace"]
-
-_CHAINS: weakref.WeakKeyDictionary[Any, _Chain] = weakref.WeakKeyDictionary()
-_CHAINS_LOCK = threading.Lock()
-
-
-class _Chain:
-    """Per-session memory of `previous_response_id` chains: which tools each stored response's
-    conversation already shows, and answers owed to calls it left open (bounded)."""
-
-    LIMIT = 256
-
-    def __init__(self) -> None:
-        self.shown: dict[str, frozenset[str]] = {}
-        self.owed: dict[str, list[dict[str, Any]]] = {}
-        self.aliases: dict[str, str] = {}  # a streamed response's exposed id -> its last round's id
-        self.stripped: set[str] = set()  # tools evicted from replayed histories so far
-
-    def alias(self, exposed: str, real: str) -> None:
-        while len(self.aliases) >= self.LIMIT:
-            self.aliases.pop(next(iter(self.aliases)))
-        self.aliases[exposed] = real
-
-    def keep(self, response_id: str, shown: frozenset[str], owed: list[dict[str, Any]]) -> None:
-        for table in (self.shown, self.owed):
-            while len(table) >= self.LIMIT:
-                table.pop(next(iter(table)))
-        self.shown[response_id] = shown
-        if owed:
-            self.owed[response_id] = owed
-
-
-def chain_of(session: Any) -> _Chain:
-    with _CHAINS_LOCK:
-        chain = _CHAINS.get(session)
-        if chain is None:
-            chain = _CHAINS[session] = _Chain()
-        return chain
-
 
 class ResponsesAdapter:
     def __init__(self, wrapper: Any, session: Any, mode: str):
@@ -136,7 +97,7 @@ class ResponsesAdapter:
         forced = get(choice, "name") if isinstance(choice, Mapping) and get(choice, "type") == "function" else None
         return TurnInput(
             caller_tools=self.caller_tools,
-            last_user_text=_user_text(last),
+            last_user_text=shapes.user_text(last),
             new_user_turn=get(last, "role") == "user" and get(last, "type", "message") == "message",
             forced=forced,
             required=choice == "required",
@@ -202,15 +163,15 @@ class ResponsesAdapter:
         """The final output items the caller gets: dropped function calls leave (the caller must not
         run them); in native mode a dropped search stays, its answer follows it (`settle`)."""
         return [i for i in output
-                if not (_call_id(i) in drop and not (self.native and get(i, "type") == "tool_search_call"))]
+                if not (shapes.call_id_of(i) in drop and not (self.native and get(i, "type") == "tool_search_call"))]
 
     def settle(self, response: Any, drop: frozenset[str], report: Any) -> Any:
         """The caller's response: kept output, summed usage, open calls answered, `.toolsearch`."""
         owed = self._owed([item_dict(i) for i in response.output], drop)
         kept_items = self.kept_output(response.output, drop)
         if self.native:
-            kept_items += [_output_item(i) for i in owed if i["type"] == "tool_search_output"]
-        response.output = _drop_orphan_reasoning(kept_items)
+            kept_items += [shapes.output_item(i) for i in owed if i["type"] == "tool_search_output"]
+        response.output = shapes.drop_orphan_reasoning(kept_items)
         if report.model_calls > 1:
             response.usage = shapes.response_usage(report.usage)
         if self.previous:
@@ -278,7 +239,7 @@ class ResponsesAdapter:
         if not stale:
             return
         gone = set(stale)
-        self.base = [_without(i, gone) for i in self.base]
+        self.base = [shapes.without_tools(i, gone) for i in self.base]
         self.shown -= gone
         # A replay that still holds tools stripped before gets the same rewrite as last time, which
         # the cache already holds: only newly stripped tools cost a cache break.
@@ -290,7 +251,7 @@ class ResponsesAdapter:
         owed = []
         fresh = [t for t in self.session.loaded_tools() if t.name not in self.shown]
         for item in final:
-            if _call_id(item) not in drop:
+            if shapes.call_id_of(item) not in drop:
                 continue
             if self.native and item.get("type") == "tool_search_call":
                 answer = SearchAnswer("", tuple(fresh), text="")
@@ -300,55 +261,6 @@ class ResponsesAdapter:
                 owed.append({"type": "function_call_output", "call_id": item.get("call_id"),
                              "output": "Not run: answered by toolsearch; its results are in your tools."})
         return owed
-
-
-def _call_id(item: Any) -> str | None:
-    return get(item, "call_id") if get(item, "type") in ("function_call", "tool_search_call") else None
-
-
-def _without(item: dict[str, Any], gone: set[str]) -> dict[str, Any]:
-    if item.get("type") not in ("tool_search_output", "additional_tools"):
-        return item
-    tools = []
-    for t in item.get("tools") or []:
-        if t.get("type") == "namespace":
-            inner = [f for f in t.get("tools") or [] if f.get("name") not in gone]
-            if inner:
-                tools.append({**t, "tools": inner})
-        elif t.get("name") not in gone:
-            tools.append(t)
-    return {**item, "tools": tools}
-
-
-def _output_item(data: dict[str, Any]) -> Any:
-    """An item for `response.output` (typed where the SDK has an output type; an answer we wrote
-    has no server id, so `id` stays None and is left out when replayed)."""
-    from openai._models import construct_type
-    from openai.types.responses import ResponseOutputItem
-
-    return construct_type(type_=ResponseOutputItem, value={"id": None, "status": "completed", **data})
-
-
-def _drop_orphan_reasoning(items: list[Any]) -> list[Any]:
-    """A reasoning item must be followed by the item it preceded: one whose item was dropped (it is
-    last, or another reasoning item follows) goes too, or replaying the output would be rejected."""
-    out: list[Any] = []
-    for item in reversed(items):
-        if get(item, "type") == "reasoning" and (not out or get(out[-1], "type") == "reasoning"):
-            continue
-        out.append(item)
-    return out[::-1]
-
-
-def _user_text(item: Any) -> str | None:
-    if get(item, "role") != "user":
-        return None
-    content = get(item, "content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(str(get(p, "text", "")) for p in content if get(p, "type") in ("input_text", "text")) or None
-    return None
 
 
 def responses_namespace(wrapper: Any) -> Any:

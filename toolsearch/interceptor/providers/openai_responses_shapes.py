@@ -25,17 +25,22 @@ __all__ = [
     "NATIVE_MODEL_PREFIXES",
     "additional_tools_item",
     "answer_note",
+    "call_id_of",
+    "drop_orphan_reasoning",
     "function_param",
     "get",
     "group_tools",
     "item_dict",
     "loaded_names",
+    "output_item",
     "response_usage",
     "search_output",
     "search_tool_param",
     "supports_native_search",
     "tool_call_of",
     "usage_of",
+    "user_text",
+    "without_tools",
 ]
 
 # Model families documented to support client tool search on the Responses API ("gpt-5.4 and later";
@@ -189,3 +194,56 @@ def response_usage(u: Usage) -> Any:
                                                 cache_write_tokens=u.cache_creation_tokens),
         output_tokens_details=OutputTokensDetails(reasoning_tokens=u.reasoning_tokens),
     )
+
+
+def call_id_of(item: Any) -> str | None:
+    """The `call_id` of a call item (function or tool search); None for other items."""
+    return get(item, "call_id") if get(item, "type") in ("function_call", "tool_search_call") else None
+
+
+def without_tools(item: dict[str, Any], gone: set[str]) -> dict[str, Any]:
+    """A `tool_search_output` / `additional_tools` item without the tools in `gone` (an emptied
+    namespace goes too); other items unchanged."""
+    if item.get("type") not in ("tool_search_output", "additional_tools"):
+        return item
+    tools = []
+    for t in item.get("tools") or []:
+        if t.get("type") == "namespace":
+            inner = [f for f in t.get("tools") or [] if f.get("name") not in gone]
+            if inner:
+                tools.append({**t, "tools": inner})
+        elif t.get("name") not in gone:
+            tools.append(t)
+    return {**item, "tools": tools}
+
+
+def output_item(data: dict[str, Any]) -> Any:
+    """An item for `response.output` (typed where the SDK has an output type; an answer we wrote
+    has no server id, so `id` stays None and is left out when replayed)."""
+    from openai._models import construct_type
+    from openai.types.responses import ResponseOutputItem
+
+    return construct_type(type_=ResponseOutputItem, value={"id": None, "status": "completed", **data})
+
+
+def drop_orphan_reasoning(items: list[Any]) -> list[Any]:
+    """A reasoning item must be followed by the item it preceded: one whose item was dropped (it is
+    last, or another reasoning item follows) goes too, or replaying the output would be rejected."""
+    out: list[Any] = []
+    for item in reversed(items):
+        if get(item, "type") == "reasoning" and (not out or get(out[-1], "type") == "reasoning"):
+            continue
+        out.append(item)
+    return out[::-1]
+
+
+def user_text(item: Any) -> str | None:
+    """The text of a user message item (its text parts joined); None for any other item."""
+    if get(item, "role") != "user":
+        return None
+    content = get(item, "content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(get(p, "text", "")) for p in content if get(p, "type") in ("input_text", "text")) or None
+    return None

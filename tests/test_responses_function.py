@@ -134,3 +134,12 @@ def test_function_mode_chaining_answers_a_search_left_open_next_to_a_real_call(s
     owed = request["input"][0]  # the open search call, answered first (the API rejects it unanswered)
     assert owed["type"] == "function_call_output" and owed["call_id"] == script._script[0][0]["call_id"]
     assert "get_weather" in tool_names(request)
+
+
+def test_with_options_and_copy_keep_tool_search_on_responses(searcher):
+    with FakeModelServer(ItemScript([[text("a")], [text("b")]])) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, search_mode="function")
+        wrapped.with_options(timeout=5).responses.create(model="gpt-4.1", input=Q)
+        wrapped.copy().responses.create(model="gpt-4.1", input=Q)
+        assert all("tool_search" in tool_names(r) for r in sent(server))
+        assert wrapped.responses.input_items is not None  # other methods are forwarded

@@ -91,7 +91,7 @@ def test_stdio_search_mode_lists_searches_and_calls_through_to_mcp_server_time(
     profile.write_text("name: clock\nskills: [time, datetime]\n", encoding="utf-8")
     params = StdioServerParameters(
         command=sys.executable, cwd=str(ROOT), env=cache_env,
-        args=["-m", "toolsearch", "serve", "--catalog", str(EXAMPLES), "--profile", str(profile)])
+        args=["-m", "toolsearch", "serve", "--catalog", str(EXAMPLES), "--profile", str(profile), "--watch"])
 
     async def session() -> None:
         async with Client(params) as client:

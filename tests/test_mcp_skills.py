@@ -129,6 +129,26 @@ def test_upstream_tools_run_through_the_executor_and_the_cli(capsys: pytest.Capt
     assert "17:30" in capsys.readouterr().out
 
 
+def test_a_reload_lists_a_changed_mcp_skill_again(tmp_path: Path) -> None:
+    from toolsearch.catalog.registry import Registry
+    from toolsearch.runtime.reload import SkillReloader
+
+    folder = tmp_path / "skills"
+    folder.mkdir()
+    text = (EXAMPLES / "time.yaml").read_text(encoding="utf-8")
+    (folder / "time.yaml").write_text(text, encoding="utf-8")
+    registry = Registry()
+    searcher = Searcher(registry)
+    reloader = SkillReloader(folder, registry)
+    reloader.reload()
+    assert sorted(registry.catalog.tools) == ["convert_time", "get_current_time"]
+    (folder / "time.yaml").write_text(text.replace("  timeout: 20s", "  timeout: 20s\n  exclude: [convert_time]"),
+                                      encoding="utf-8")
+    report = reloader.reload()
+    assert report.updated == ("time",) and sorted(registry.catalog.tools) == ["get_current_time"]
+    assert [h.name for h in searcher.search("convert time between time zones", 5)] == ["get_current_time"]
+
+
 def test_bad_upstreams_cost_a_call_never_the_catalog(flaky: Path) -> None:
     """One flow over one real misbehaving server (each start of it costs a second or two)."""
     result = load_skills(flaky)

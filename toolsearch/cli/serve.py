@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
                         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="a profile file: which skills and tags sessions may see and call")
+    parser.add_argument("--watch", action="store_true",
+                        help="follow changes of the skills folder (a changed MCP skill file is listed again)")
     parser.add_argument("--max-loaded-tools", type=int, default=20,
                         help="dynamic mode: loaded tools per session before LRU eviction (default 20)")
     parser.add_argument("--workspace", default=".", metavar="DIR",
@@ -79,6 +81,13 @@ def build_gateway(args: argparse.Namespace) -> Any:
         profiles = found.choose(None) if len(found.profiles) == 1 and found.header is None else found
     executor = Executor(searcher.registry,
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
+    if args.watch:
+        if not catalog.is_dir():
+            raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
+        from ..runtime.reload import SkillReloader
+
+        SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
+            f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
     return Gateway(searcher, executor, options=options, profiles=profiles)
 

@@ -78,9 +78,10 @@ def api(monkeypatch) -> Iterator[callable]:
         srv.server_close()
 
 
-@pytest.mark.parametrize("status, words", [(401, "refused the API key"), (429, "rate limiting"),
-                                           (None, "unreachable")])
-@pytest.mark.parametrize("verb", ["run", "demo"])
+@pytest.mark.parametrize("verb, status, words", [
+    ("run", 401, "refused the API key"), ("run", 429, "rate limiting"), ("run", None, "unreachable"),
+    ("demo", 401, "refused the API key"), ("demo", None, "unreachable"),
+])
 def test_model_api_failures_are_one_line_and_exit_2(api, tmp_path, capsys, status, words, verb):
     api(status)
     argv = [verb, "read the file", "--workspace", str(tmp_path)] if verb == "run" else [verb]
@@ -247,3 +248,16 @@ def test_cli_messages_name_cli_flags_not_model_text(tmp_path, capsys):
     assert main(["call", "no_such_tool", "--catalog", str(SKILLS)]) == 2
     err = capsys.readouterr().err
     assert "toolsearch search" in err and "tool_search" not in err
+
+
+@pytest.mark.parametrize("status, words", [(401, "refused the API key"), (429, "rate limiting")])
+def test_anthropic_demo_api_failures_are_one_line(api, monkeypatch, capsys, status, words):
+    pytest.importorskip("anthropic")
+    api(status)  # sets OPENAI_*; the Anthropic client reads its own variables
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", os.environ["OPENAI_BASE_URL"].removesuffix("/v1"))
+    assert main(["demo", "--api", "anthropic", "--catalog", str(SKILLS)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [l for l in err.splitlines() if "error:" in l]
+    assert line.startswith("toolsearch demo: error: the model API") and words in line

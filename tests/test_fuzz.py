@@ -32,7 +32,7 @@ from toolsearch.runtime.result import ToolResult
 
 SKILLS = Path(__file__).resolve().parents[1] / "skills"
 
-FUZZ = settings(max_examples=40, derandomize=True, database=None, deadline=timedelta(seconds=3),
+FUZZ = settings(max_examples=30, derandomize=True, database=None, deadline=timedelta(seconds=3),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                        HealthCheck.data_too_large])
 pytestmark = pytest.mark.timeout(120)
@@ -179,7 +179,7 @@ def warm(searcher, executor):
             model="fake", messages=[{"role": "user", "content": "hi"}])
 
 
-@settings(FUZZ, max_examples=25, deadline=timedelta(seconds=5))
+@settings(FUZZ, max_examples=20, deadline=timedelta(seconds=5))
 @given(message=_reply)
 def test_model_replies_never_break_the_loop(searcher, executor, warm, message):
     from toolsearch.testing import FakeModelServer

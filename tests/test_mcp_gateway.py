@@ -230,3 +230,36 @@ def test_options_and_addresses_are_checked() -> None:
     assert parse_host_port(":0") == ("127.0.0.1", 0)
     with pytest.raises(ConfigError, match="HOST:PORT"):
         parse_host_port("localhost")
+
+
+def test_a_skill_can_name_an_mcp_server_by_url(local_gateway: Gateway, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """An `mcp: {url: ...}` skill over streamable HTTP; the upstream here is a gateway itself."""
+    import time
+
+    import uvicorn
+
+    from toolsearch.catalog.loader import load_skills
+    from toolsearch.mcp.upstream import default_pool
+
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path / "cache"))
+    server = uvicorn.Server(uvicorn.Config(http_app(local_gateway), host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        (tmp_path / "remote.yaml").write_text(
+            f"name: remote\nmcp: {{url: 'http://127.0.0.1:{port}/mcp', exclude: [call_tool]}}\n", encoding="utf-8")
+        result = load_skills(tmp_path / "remote.yaml")
+        assert result.problems == ()
+        [skill] = result.skills
+        assert [t.name for t in skill.tools] == ["help_me", "search_tools"]
+        with Executor(result.skills) as executor:
+            assert executor.run("help_me", {"text": "over http"}).text == "OVER HTTP"
+        default_pool().remove(skill.tools[0].handler.spec, "remote")
+    finally:
+        server.should_exit = True
+        thread.join(10)

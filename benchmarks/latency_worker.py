@@ -1,26 +1,34 @@
-"""One engine, one catalog, measured in a process of its own (run by latency.py).
+"""One phase of one engine on one catalog, in a process of its own (run by latency.py).
 
-A fresh process per (engine, size) keeps the measurements apart: peak memory (`ru_maxrss`) is this
-engine's alone, no engine searches with another's warm caches, and a crash or a runaway engine cannot
-take the whole run down. The result is one JSON object on stdout.
+    python -m benchmarks.latency_worker build ENGINE CATALOG.jsonl WORKDIR
+    python -m benchmarks.latency_worker open  ENGINE CATALOG.jsonl WORKDIR --queries-file Q.json --queries N
+    python -m benchmarks.latency_worker cli   bm25s  CATALOG.jsonl WORKDIR --query TEXT
 
-    python -m benchmarks.latency_worker ENGINE CATALOG.jsonl QUERIES.json WORKDIR --queries N
+Every phase is a fresh process, because that is how a user meets each of them:
 
-Phases, each timed with perf_counter: load the catalog rows (not counted: every engine needs them),
-build (index from scratch, persisted when the engine persists), reopen (open the persisted index as a
-new process would, given its catalog as loaded (fresh Skill objects, grouped before the clock starts,
-like bm25s's corpus): toolsearch checks its manifest and fingerprints, bm25s loads its arrays), then
-`--queries` searches after a short warm-up, cycling through the real query texts.
+- `build`: from the catalog file to an index on disk, every check on. toolsearch: `Searcher.from_path`
+  on an empty index folder (the loader parses and validates every line, the index is built, the catalog
+  snapshot written). bm25s: read the same rows, give it the same text our index reads (name,
+  description, parameter names and descriptions, tags, skill: `documents.field_texts`), tokenize,
+  index, save.
+- `open`: a new process opens what `build` left, then searches. toolsearch: `Searcher.from_path` again,
+  the catalog load included (served by the snapshot when the file is unchanged), no garbage collection
+  forced before the clock. bm25s: `BM25.load` of its index; its process then also reads the catalog rows
+  (untimed), so that both processes hold the same catalog when their peak memory is read. Imports are
+  timed apart (`import_s`). Then a short warm-up and `--queries` searches cycling through real queries.
+- `cli`: bm25s' counterpart of `toolsearch search`: load the index and answer one query (the parent
+  times the whole process, start-up included).
+
+`rank-bm25` has no persistence: `open` builds it in memory and searches (`build_s` only).
+The result is one JSON object on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import resource
-import shutil
 import statistics
 import sys
 import time
@@ -28,11 +36,7 @@ from pathlib import Path
 from typing import Any
 
 WARMUP = 20
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+PERSISTED = ("bm25f", "hybrid", "bm25s")
 
 
 def _peak_mb() -> float:
@@ -58,73 +62,139 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def measure(engine_name: str, catalog: Path, queries_file: Path, workdir: Path, n_queries: int) -> dict[str, Any]:
-    from .data import skills_of, tool_from_row
-    from .engines import build_engine
+def _rows(catalog: Path) -> list[dict[str, Any]]:
+    with catalog.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
 
-    rows = [json.loads(line) for line in catalog.open(encoding="utf-8") if line.strip()]
-    tools = [tool_from_row(r, trusted=True) for r in rows]
-    texts = json.loads(queries_file.read_text())
-    index_dir = workdir / engine_name
-    shutil.rmtree(index_dir, ignore_errors=True)
-    rss_before = _rss_mb()
 
-    gc.collect()
-    start = time.perf_counter()
-    engine = build_engine(engine_name, tools, index_dir=index_dir)
-    build_s = time.perf_counter() - start
+def same_text_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows whose `name + description` (what the bm25s baseline indexes) is the text of every field
+    our index reads, so both engines index the same words."""
+    from types import SimpleNamespace
 
-    reopen_s = None
-    if engine_name in ("bm25f", "hybrid", "dense"):
-        skills = skills_of([tool_from_row(r, trusted=True) for r in rows])  # a fresh catalog, as loaded
-        gc.collect()  # the garbage collector's debt from making the catalog is not the reopen's
+    from toolsearch.index.documents import field_texts
+
+    out = []
+    for row in rows:
+        schema = row.get("parameters") or row.get("input_schema") or {}
+        tool = SimpleNamespace(name=row["name"], description=row.get("description", ""), input_schema=schema,
+                               tags=(), examples=(), skill=row.get("skill") or "default")
+        texts = field_texts(tool)  # type: ignore[arg-type]  # only reads these attributes
+        out.append({"name": row["name"], "description": " ".join(v for k, v in texts.items() if k != "name")})
+    return out
+
+
+def _searcher_config(engine: str) -> Any:
+    from toolsearch.index.config import SearchConfig
+
+    return SearchConfig() if engine == "bm25f" else SearchConfig(rerank=engine)  # type: ignore[arg-type]
+
+
+def build(engine: str, catalog: Path, index_dir: Path) -> dict[str, Any]:
+    if engine in ("bm25f", "hybrid"):
+        from toolsearch.index.searcher import Searcher
+
+        config = _searcher_config(engine)
         start = time.perf_counter()
-        engine = build_engine(engine_name, tools, index_dir=index_dir, skills=skills)  # manifest matches
-        reopen_s = time.perf_counter() - start
-        what = engine.searcher.last_build  # type: ignore[attr-defined]
-        if what.action != "opened":
-            reopen_s = None  # it rebuilt instead of opening: do not report a rebuild as a reopen
-    elif engine_name.startswith("bm25s"):
+        searcher = Searcher.from_path(catalog, index_dir, config=config)
+        seconds = time.perf_counter() - start
+        if searcher.last_build.action != "built":
+            raise RuntimeError(f"expected a fresh build, got {searcher.last_build}")
+    elif engine == "bm25s":
         from .baselines import BM25S
 
-        engine.save(index_dir)  # type: ignore[attr-defined]
         start = time.perf_counter()
-        engine = BM25S.load(index_dir)
-        reopen_s = time.perf_counter() - start
+        BM25S(same_text_rows(_rows(catalog))).save(index_dir)
+        seconds = time.perf_counter() - start
+    else:
+        raise ValueError(f"{engine} has no build phase")
+    return {"build_s": seconds, "disk_mb": _disk_mb(index_dir), "build_peak_rss_mb": _peak_mb()}
 
+
+def _open(engine: str, catalog: Path, index_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """(engine, figures) of opening what `build` left, in this fresh process."""
+    if engine in ("bm25f", "hybrid"):
+        start = time.perf_counter()
+        from toolsearch.index.searcher import Searcher
+        from toolsearch.index.snapshot import SnapshotCatalog
+
+        config = _searcher_config(engine)
+        imported = time.perf_counter()
+        searcher = Searcher.from_path(catalog, index_dir, config=config)
+        opened = time.perf_counter()
+        if searcher.last_build.action != "opened":
+            raise RuntimeError(f"expected to open the built index, got {searcher.last_build}")
+        figures = {"import_s": imported - start, "open_s": opened - imported, "tools": len(searcher.catalog),
+                   "from_snapshot": isinstance(searcher.catalog, SnapshotCatalog)}
+
+        class Engine:
+            def search(self, query: str, k: int) -> list[str]:
+                return [hit.name for hit in searcher.search(query, k)]
+
+        return Engine(), figures
+    if engine == "bm25s":
+        start = time.perf_counter()
+        import bm25s  # noqa: F401  # BM25S imports it lazily: keep the import out of the open clock
+
+        from .baselines import BM25S
+
+        imported = time.perf_counter()
+        model = BM25S.load(index_dir)
+        opened = time.perf_counter()
+        model.catalog_rows = _rows(catalog)  # type: ignore[attr-defined]  # held, as ours holds its catalog
+        return model, {"import_s": imported - start, "open_s": opened - imported, "tools": len(model.names)}
+    from .baselines import RankBM25
+
+    start = time.perf_counter()
+    model = RankBM25(_rows(catalog))
+    return model, {"build_s": time.perf_counter() - start, "open_s": None, "tools": len(model.names)}
+
+
+def open_and_search(engine: str, catalog: Path, index_dir: Path, queries_file: Path, n: int) -> dict[str, Any]:
+    model, figures = _open(engine, catalog, index_dir)
+    texts = json.loads(queries_file.read_text())
     for text in texts[:WARMUP]:
-        engine.search(text, 10)
+        model.search(text, 10)
     timings = []
-    for i in range(n_queries):
+    for i in range(n):
         text = texts[i % len(texts)]
         start = time.perf_counter()
-        engine.search(text, 10)
+        model.search(text, 10)
         timings.append((time.perf_counter() - start) * 1000)
-    return {
-        "engine": engine_name,
-        "tools": len(tools),
-        "build_s": build_s,
-        "reopen_s": reopen_s,
-        "disk_mb": _disk_mb(index_dir),
-        "rss_before_build_mb": rss_before,
-        "peak_rss_mb": _peak_mb(),
-        "queries": len(timings),
-        "p50_ms": statistics.median(timings),
-        "p99_ms": _percentile(timings, 0.99),
-        "mean_ms": statistics.fmean(timings),
-    }
+    return {**figures, "queries": len(timings), "p50_ms": statistics.median(timings),
+            "p99_ms": _percentile(timings, 0.99), "mean_ms": statistics.fmean(timings),
+            "peak_rss_mb": _peak_mb()}
+
+
+def cli(engine: str, index_dir: Path, query: str) -> None:
+    """bm25s' whole-process search: load, answer, print (what `toolsearch search` does for ours)."""
+    if engine != "bm25s":
+        raise ValueError("the cli phase is for bm25s; toolsearch's is `python -m toolsearch search`")
+    from .baselines import BM25S
+
+    for rank, name in enumerate(BM25S.load(index_dir).search(query, 10), 1):
+        print(f"{rank:>2}. {name}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.latency_worker")
+    parser.add_argument("phase", choices=("build", "open", "cli"))
     parser.add_argument("engine")
     parser.add_argument("catalog", type=Path)
-    parser.add_argument("queries_file", type=Path)
     parser.add_argument("workdir", type=Path)
+    parser.add_argument("--queries-file", type=Path)
     parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--query", default="")
     args = parser.parse_args(argv)
-    result = measure(args.engine, args.catalog, args.queries_file, args.workdir, args.queries)
-    sys.stdout.write(json.dumps(result) + "\n")
+    index_dir = args.workdir / args.engine
+    if args.phase == "cli":
+        cli(args.engine, index_dir, args.query)
+        return 0
+    if args.phase == "build":
+        result = build(args.engine, args.catalog, index_dir)
+    else:
+        result = open_and_search(args.engine, args.catalog, index_dir, args.queries_file, args.queries)
+    sys.stdout.write(json.dumps({"engine": args.engine, "pid": os.getpid(), **result}) + "\n")
     return 0
 
 

@@ -25,18 +25,6 @@ from ._errors import (
     ToolTimeoutError,
 )
 from ._version import __version__
-from .catalog.decorator import ToolFunction, result_to_text, skill_from_functions, tool
-from .catalog.export import export_tool
-from .catalog.hits import Hit, Retriever
-from .catalog.loader import LoadResult, load_skill_file, load_skills
-from .catalog.model import RetryPolicy, Skill, Tool
-from .catalog.registry import META_TOOL_NAME, Catalog, Registry
-from .interceptor import InterceptorOptions, Report, Session, wrap
-from .runtime.context import ToolContext
-from .runtime.executor import Executor
-from .runtime.reload import ReloadReport, SkillReloader
-from .runtime.result import RetryableError, ToolResult
-from .tokens import count_tokens
 
 __all__ = sorted(
     [
@@ -90,17 +78,39 @@ __all__ = sorted(
 )
 
 
-_EMBED_NAMES = ("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder", "SentenceTransformerEmbedder")
+# Everything else is imported on first use (PEP 562), so that `import toolsearch` - and with it every
+# `toolsearch` command, `toolsearch search` above all - pays only for what it touches: the interceptor,
+# the runtime and pydantic's models cost more to import than a whole search takes (issue 15).
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("ToolFunction", "result_to_text", "skill_from_functions", "tool"), "catalog.decorator"),
+    "export_tool": "catalog.export",
+    **dict.fromkeys(("Hit", "Retriever"), "catalog.hits"),
+    **dict.fromkeys(("LoadResult", "load_skill_file", "load_skills"), "catalog.loader"),
+    **dict.fromkeys(("RetryPolicy", "Skill", "Tool"), "catalog.model"),
+    **dict.fromkeys(("META_TOOL_NAME", "Catalog", "Registry"), "catalog.registry"),
+    **dict.fromkeys(("InterceptorOptions", "Report", "Session", "wrap"), "interceptor"),
+    "ToolContext": "runtime.context",
+    "Executor": "runtime.executor",
+    **dict.fromkeys(("ReloadReport", "SkillReloader"), "runtime.reload"),
+    **dict.fromkeys(("RetryableError", "ToolResult"), "runtime.result"),
+    "count_tokens": "tokens",
+    # Searcher/SearchConfig load numpy and the index; the embed extra is numpy-only until a model is used.
+    **dict.fromkeys(("Searcher", "SearchConfig"), "index"),
+    **dict.fromkeys(("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder",
+                     "SentenceTransformerEmbedder"), "embed"),
+}
 
 
 def __getattr__(name: str) -> object:
-    # Searcher/SearchConfig load numpy and the index on first use, keeping `import toolsearch` light.
-    if name in ("Searcher", "SearchConfig"):
-        from . import index
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolsearch' has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(index, name)
-    if name in _EMBED_NAMES:  # the embed extra: numpy-only until a model is first used
-        from . import embed
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
 
-        return getattr(embed, name)
-    raise AttributeError(f"module 'toolsearch' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -18,8 +18,6 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Callable, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
@@ -128,6 +126,11 @@ class Tool(_Model):
     @field_validator("input_schema")
     @classmethod
     def _check_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        # Imported here: jsonschema costs ~0.1 s to import, and a search (which builds tools from the
+        # index's catalog snapshot, unvalidated) never needs it.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:

@@ -33,13 +33,15 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every verb, or of `verb` alone when it is one: each verb module imports what it
+    needs at its top, and `toolsearch search` must not pay for the interceptor or the runtime."""
     parser = argparse.ArgumentParser(
         prog="toolsearch", description="Search and serve thousands of tools to an LLM."
     )
     parser.add_argument("--version", action="version", version=f"toolsearch {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name in COMMANDS.values():
+    for module_name in [COMMANDS[verb]] if verb in COMMANDS else COMMANDS.values():
         importlib.import_module(f"{__name__}.{module_name}").add_parser(subparsers)
     return parser
 
@@ -48,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._failures import quiet_broken_pipe, report
     from .search import normalize_rerank
 
-    args = build_parser().parse_args(normalize_rerank(sys.argv[1:] if argv is None else list(argv)))
+    words = normalize_rerank(sys.argv[1:] if argv is None else list(argv))
+    args = build_parser(next((w for w in words if not w.startswith("-")), None)).parse_args(words)
     try:
         return int(args.run(args) or 0)
     except ToolSearchError as exc:

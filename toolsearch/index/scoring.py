@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from .postings import Postings
 from .strings import find_sorted
 
 __all__ = ["Ranked", "Scorer"]
+
+_MAX_REMEMBERED = 1 << 17
+_PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,27 @@ class Scorer:
         else:
             self._norm = np.ones((0, len(self._boost)), dtype=np.float32)
         self._terms: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._ids: dict[str, int | None] = {}  # term -> id, remembered (bisection decodes strings)
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[()]] = {}
+
+    def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[()]:
+        """`_scored` by term text, () for a term no doc contains; remembered (bounded) for `rank`."""
+        i = self.term_id(term)
+        entry = () if i is None or not self._scored(i)[0].size else self._scored(i)
+        if len(self._postings) < _MAX_REMEMBERED:
+            self._postings[term] = entry
+        return entry
 
     def term_id(self, term: str) -> int | None:
         """The term's row in the postings, or None when no tool contains it."""
-        return find_sorted(self._vocab, term)
+        try:
+            return self._ids[term]
+        except KeyError:
+            pass
+        i = find_sorted(self._vocab, term)
+        if len(self._ids) < _MAX_REMEMBERED:  # bounded: queries may bring any number of unknown words
+            self._ids[term] = i
+        return i
 
     def _scored(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(docs ascending, contributions, field masks) of term id `i`: one entry per doc containing it."""
@@ -133,22 +154,32 @@ class Scorer:
         if not self.n_docs or n <= 0:
             return []
         found = []
+        postings = self._postings
         for term, weight, group in terms:
-            i = self.term_id(term)
-            if i is not None:
-                docs, contrib, mask = self._scored(i)
-                if docs.size:
-                    found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
-                                  mask, group))
+            entry = postings.get(term)
+            if entry is None:
+                entry = self._term_postings(term)
+            if entry:
+                docs, contrib, mask = entry
+                found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
+                              mask, 1 << group if 0 <= group < 63 else 0))
         if not found:
             return []
-        docs, scores = self._sum(found)
+        if len(found) == 1:
+            all_docs, all_contrib = found[0][0], found[0][1]
+            docs, scores = all_docs, all_contrib.astype(np.float64)
+        else:
+            all_docs = np.concatenate([f[0] for f in found])
+            all_contrib = np.concatenate([f[1] for f in found])
+            docs, scores = self._sum(all_docs, all_contrib)
         if keep is not None:
             kept = keep[docs]
             docs, scores = docs[kept], scores[kept]
-        positive = scores > 0
-        if not positive.all():
+        if any(weight <= 0 for _, weight, _ in terms):  # else every summed score is positive
+            positive = scores > 0
             docs, scores = docs[positive], scores[positive]
+        if not docs.size:
+            return []
         if docs.size > n:
             # keep a superset of the top n by score; ties at the edge are resolved below
             threshold = np.partition(scores, docs.size - n)[docs.size - n]
@@ -156,28 +187,44 @@ class Scorer:
             docs, scores = docs[edge], scores[edge]
         order = np.lexsort((docs, -scores))[:n]
         top, best = docs[order], scores[order]
-        fields = np.zeros(top.size, dtype=np.int64)
-        groups = np.zeros(top.size, dtype=np.int64)
-        for term_docs, _, mask, group in found:  # masks of the top docs only, by bisection
-            at = np.minimum(np.searchsorted(term_docs, top), term_docs.size - 1)
-            hit = term_docs[at] == top
-            fields[hit] |= mask[at[hit]]
-            if 0 <= group < 63:
-                groups[hit] |= np.int64(1) << np.int64(group)
+        fields, groups = self._masks(top, all_docs, found)
         return [Ranked(d, s, f, g) for d, s, f, g in
                 zip(top.tolist(), best.tolist(), fields.tolist(), groups.tolist())]
 
-    def _sum(self, found: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]
-             ) -> tuple[np.ndarray, np.ndarray]:
-        """(docs ascending, summed score) over every doc that any of `found`'s terms matched."""
-        if len(found) == 1:
-            docs, contrib = found[0][0], found[0][1]
-            return docs, contrib.astype(np.float64)
-        docs = np.concatenate([f[0] for f in found])
-        contrib = np.concatenate([f[1] for f in found])
+    def _sum(self, docs: np.ndarray, contrib: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(docs ascending, summed score) over every doc in `docs` (one entry per term and doc)."""
         if docs.size * self.SPARSE_SHARE < self.n_docs:  # few matches: never touch catalog-sized arrays
             unique, inverse = np.unique(docs, return_inverse=True)
             return unique, np.bincount(inverse.reshape(-1), weights=contrib, minlength=unique.size)
         scores = np.bincount(docs, weights=contrib, minlength=self.n_docs)
         matched = np.flatnonzero(scores)
         return matched, scores[matched]
+
+    @staticmethod
+    def _masks(top: np.ndarray, all_docs: np.ndarray, found: list[tuple[Any, ...]]
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Field and query-word bit masks of the `top` docs only. Few postings: each one is looked up
+        among the top docs at once (a bisection), and only the matches are OR-ed. Many (common terms
+        in a large catalog): each term's sorted doc list is bisected for the few top docs instead,
+        so the work no longer grows with the postings."""
+        fields = np.zeros(top.size, dtype=np.int64)
+        groups = np.zeros(top.size, dtype=np.int64)
+        if all_docs.size > _PER_TERM_MASKS * len(found):
+            for term_docs, _, mask, bit in found:
+                at = np.minimum(np.searchsorted(term_docs, top), term_docs.size - 1)
+                hit = term_docs[at] == top
+                fields[hit] |= mask[at[hit]]
+                if bit:
+                    groups[hit] |= bit
+            return fields, groups
+        by_doc = np.argsort(top)
+        sorted_top = top[by_doc]
+        at = np.minimum(np.searchsorted(sorted_top, all_docs), top.size - 1)
+        hit = np.flatnonzero(sorted_top[at] == all_docs)
+        slot = by_doc[at[hit]]
+        masks = found[0][2] if len(found) == 1 else np.concatenate([f[2] for f in found])
+        np.bitwise_or.at(fields, slot, masks[hit].astype(np.int64))
+        bits = np.repeat(np.fromiter((f[3] for f in found), dtype=np.int64, count=len(found)),
+                         [f[0].size for f in found])
+        np.bitwise_or.at(groups, slot, bits[hit])
+        return fields, groups

@@ -54,6 +54,7 @@ FILE = "catalog.snapshot"
 MAGIC = b"toolsearch catalog snapshot 1\n"
 _ALIGN = 8
 _MARSHAL = 4
+_MAX_REMEMBERED = 1 << 17  # name lookups remembered per catalog
 _RACY_NS = 2_000_000_000  # a file changed this shortly before it was recorded is always re-hashed
 _CATALOG_CODE = Path(__file__).resolve().parent.parent / "catalog"
 
@@ -277,7 +278,20 @@ class _LazyTools(Mapping[str, Any]):
     def __init__(self, names: StringTable, record_of: np.ndarray, records: _Records):
         self._names, self._record_of, self._records = names, record_of, records
         self._built: list[Any] = [None] * len(names)
+        self._found: dict[str, int | None] = {}  # name -> record, remembered (bisection decodes)
         self._lock = threading.Lock()
+
+    def _find(self, name: object) -> int | None:
+        if not isinstance(name, str):
+            return None
+        try:
+            return self._found[name]
+        except KeyError:
+            pass
+        k = find_sorted(self._names, name)
+        if len(self._found) < _MAX_REMEMBERED:  # bounded: callers may ask for any number of names
+            self._found[name] = k
+        return k
 
     def at(self, k: int) -> Any:
         """The tool of record `k` (records are sorted by name)."""
@@ -294,17 +308,17 @@ class _LazyTools(Mapping[str, Any]):
         return self.at(int(self._record_of[i]))
 
     def __getitem__(self, name: str) -> Any:
-        k = find_sorted(self._names, name) if isinstance(name, str) else None
+        k = self._find(name)
         if k is None:
             raise KeyError(name)
         return self.at(k)
 
     def get(self, name: str, default: Any = None) -> Any:
-        k = find_sorted(self._names, name) if isinstance(name, str) else None
+        k = self._find(name)
         return default if k is None else self.at(k)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and find_sorted(self._names, name) is not None
+        return self._find(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         names = self._names

@@ -57,7 +57,8 @@ class StringTable(Sequence[str]):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError("string table index out of range")
-        return str(self._blob[self._offsets[i]:self._offsets[i + 1]], "utf-8")
+        a, b = self._offsets[i:i + 2].tolist()
+        return str(self._blob[a:b], "utf-8")
 
     def __iter__(self) -> Iterator[str]:
         blob, offsets = self._blob, self._offsets.tolist()

@@ -137,21 +137,51 @@ def _write_text_field(fw: Any, p: Postings, rows: np.ndarray, field_lengths: lis
     term = p.term[rows]
     starts = np.flatnonzero(np.r_[True, term[1:] != term[:-1]]).tolist()
     starts.append(rows.size)
-    docs = p.doc[rows].tolist()
-    tfs = p.tf[rows].astype(np.float64).tolist()  # weights are floats, as add_document gives
+    row_docs = p.doc[rows]
+    docs = row_docs.tolist()
+    tf_column = p.tf[rows]
+    tfs = tf_column.astype(np.float64).tolist()  # weights are floats, as add_document gives
+    lengths = np.asarray(field_lengths, dtype=np.int64)[row_docs].tolist() if field_lengths else []
+    # Frequency format: each posting's value is its count as a uint, packed once per distinct count.
+    packed = {int(tf): pack_uint(int(tf)) for tf in np.unique(tf_column).tolist()}
+    values = [packed[int(tf)] for tf in tfs]
     terms = term[starts[:-1]].tolist()
-    packed: dict[float, bytes] = {}
-    add, vocab = fw.add, p.vocab
+    vocab = p.vocab
+    postings = getattr(fw, "_postwriter", None) is not None and hasattr(fw._postwriter, "_blocklimit")
     for i, t in enumerate(terms):
         fw.start_term(vocab[t].encode("utf-8"))
-        for j in range(starts[i], starts[i + 1]):
-            tf = tfs[j]
-            value = packed.get(tf)
-            if value is None:
-                value = packed[tf] = pack_uint(int(tf))  # Frequency format: the count as a uint
-            docnum = docs[j]
-            add(docnum, tf, value, field_lengths[docnum])
+        a, b = starts[i], starts[i + 1]
+        if postings:
+            _add_postings(fw._postwriter, docs[a:b], tfs[a:b], values[a:b], lengths[a:b])
+        else:  # another codec: the public per-posting call
+            for j in range(a, b):
+                fw.add(docs[j], tfs[j], values[j], lengths[j])
         fw.finish_term()
+
+
+def _add_postings(pw: Any, ids: list[int], weights: list[float], values: list[bytes],
+                  lengths: list[int]) -> None:
+    """`W3PostingsWriter.add_posting` for a whole term at once: the same blocks (a full block is
+    written before the next posting is buffered), bounds and statistics, without a Python call and
+    four type asserts per posting (a tenth of a build)."""
+    limit = pw._blocklimit
+    for s in range(0, len(ids), limit):
+        if len(pw._ids) >= limit:
+            pw._write_block()
+        e = s + limit
+        pw._ids.extend(ids[s:e])
+        pw._weights.extend(weights[s:e])
+        pw._values.extend(values[s:e])
+        top = max(weights[s:e])
+        if top > pw._maxweight:
+            pw._maxweight = top
+        present = [n for n in lengths[s:e] if n]
+        if present:
+            low, high = min(present), max(present)
+            if pw._minlength is None or low < pw._minlength:
+                pw._minlength = low
+            if high > pw._maxlength:
+                pw._maxlength = high
 
 
 def replace_skills(folder: Path, skills: set[str], docs: Sequence[Doc]) -> None:

@@ -144,3 +144,14 @@ def test_handler_problem_names_what_is_wrong():
     assert "has no attribute" in handler_problem("toolsearch.builtin.text:nope")
     assert "not callable" in handler_problem("toolsearch.builtin.text:MAX_TEXT")
     assert "allowed" in handler_problem("os:system", allowed_modules=("toolsearch",))
+
+
+def test_unconvertible_result_raises_the_library_error_when_asked():
+    from toolsearch._errors import ToolExecutionError
+
+    with Executor(skill_from_functions("hostile", [hostile]), raise_errors=True) as ex:
+        with pytest.raises(ToolExecutionError, match="cannot be turned into text"):
+            ex.run("hostile", {"kind": "circular"})
+        with pytest.raises(ToolExecutionError, match="SystemExit"):
+            ex.run("hostile", {"kind": "exit"})
+        assert ex.run("hostile", {"kind": "ok"}).text == "fine"

@@ -304,9 +304,11 @@ class Executor:
                 )
                 result = _capped(result, self.max_output_chars)
             except Exception as exc:  # noqa: BLE001 - circular, too deep, __str__ raising...
-                return self._fail(
-                    f"Tool {tool.name!r} returned a value that cannot be turned into text "
-                    f"({_reason(exc, 0)[:300]}).", "failed", tool.name, started, attempt)
+                text = (f"Tool {tool.name!r} returned a value that cannot be turned into text "
+                        f"({_reason(exc, 0)[:300]}).")
+                if self.raise_errors:
+                    raise ToolExecutionError(tool.name, text) from exc
+                return self._fail(text, "failed", tool.name, started, attempt)
             return result.with_stats(tool=tool.name, attempts=attempt,
                                      duration=time.monotonic() - started)
 

@@ -181,20 +181,29 @@ def _parse(name: str, text: str) -> tuple[Any, dict[tuple[Any, ...], int], Probl
     return data, _key_lines(node), None
 
 
-def _key_lines(node: yaml.Node | None, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
-    """Map every key path (strings for mapping keys, ints for list items) to its 1-based line."""
+def _key_lines(node: yaml.Node | None, path: tuple[Any, ...] = (),
+               seen: set[int] | None = None) -> dict[tuple[Any, ...], int]:
+    """Map every key path (strings for mapping keys, ints for list items) to its 1-based line.
+
+    A node reached again through an alias is not walked again: its keys have the anchor's lines, and
+    re-walking would make the map as big as the alias-expanded document (`ParsedFile.line` falls back
+    to the nearest mapped parent)."""
     lines: dict[tuple[Any, ...], int] = {}
     if node is None:
         return lines
+    seen = set() if seen is None else seen
     lines[path] = node.start_mark.line + 1
+    if id(node) in seen:
+        return lines
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             sub = (*path, key.value)
-            lines.update(_key_lines(value, sub))
+            lines.update(_key_lines(value, sub, seen))
             lines[sub] = key.start_mark.line + 1  # the key's line, which is where people look
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            lines.update(_key_lines(item, (*path, index)))
+            lines.update(_key_lines(item, (*path, index), seen))
     return lines
 
 

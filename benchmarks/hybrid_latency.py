@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,18 +56,24 @@ def _env(cache: Path, backend: str | None) -> dict[str, str]:
     return env
 
 
-def _timed(command: list[str], env: dict[str, str]) -> float:
+def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one child process. CPU time (user + system) is reported beside
+    the wall clock because on a shared machine the wall clock also counts waiting for a core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:3])} ... failed: {done.stderr.strip()[-300:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _summary(seconds: list[float]) -> dict[str, Any]:
+def _summary(timings: list[tuple[float, float]]) -> dict[str, Any]:
+    seconds = [wall for wall, _ in timings]
     return {"runs": len(seconds), "median_s": statistics.median(seconds), "min_s": min(seconds),
-            "max_s": max(seconds)}
+            "max_s": max(seconds), "cpu_median_s": statistics.median(cpu for _, cpu in timings),
+            "load_average": os.getloadavg()[0]}
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -88,15 +95,16 @@ def run(*, quick: bool = False, progress: bool = True) -> dict[str, Any]:
         cache, index = work / "cache", work / "idx"
         catalog = write_jsonl(sized_catalog(tools), work / "catalog.jsonl")
         index_cmd = [*_command(), "index", "--catalog", str(catalog), "--index", str(index), "--rerank"]
-        result["build_s"] = _timed(index_cmd, _env(cache, None))
+        result["build_s"] = _timed(index_cmd, _env(cache, None))[0]
         search = [*_command(), "search", "--catalog", str(catalog), "--index", str(index)]
         for label, extra, backend in (("bm25f", [], None), ("onnx", ["--rerank", "hybrid"], None),
                                       ("torch", ["--rerank", "hybrid"], "torch")):
-            seconds = [_timed([*search, *extra, queries[i % len(queries)]], _env(cache, backend))
+            timings = [_timed([*search, *extra, queries[i % len(queries)]], _env(cache, backend))
                        for i in range(runs[label])]
-            result["process"][label] = _summary(seconds)
+            result["process"][label] = _summary(timings)
             if progress:
-                print(f"hybrid latency: {label} process {statistics.median(seconds):.2f} s", file=sys.stderr)
+                print(f"hybrid latency: {label} process {result['process'][label]['median_s']:.2f} s",
+                      file=sys.stderr)
         qfile = work / "queries.json"
         qfile.write_text(json.dumps(queries[:n_queries]))
         for backend in ("onnx", "torch"):
@@ -131,7 +139,8 @@ def _worker(backend: str, cache: str, queries_file: str) -> dict[str, Any]:
         clauses.append((t2 - t1) * 1000)
     return {"backend": embedder.backend_in_use, "open_s": open_s, "queries": len(queries),
             "p50_ms": statistics.median(single), "p99_ms": _percentile(single, 0.99),
-            "clauses_p50_ms": statistics.median(clauses), "clauses_p99_ms": _percentile(clauses, 0.99)}
+            "clauses_p50_ms": statistics.median(clauses), "clauses_p99_ms": _percentile(clauses, 0.99),
+            "load_average": os.getloadavg()[0]}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -140,20 +149,23 @@ def markdown(result: dict[str, Any]) -> str:
     for backend in ("onnx", "torch"):
         e = embed.get(backend, {})
         if "error" in e:
-            rows.append([backend, f"failed: {e['error']}", "", "", "", ""])
+            rows.append([backend, f"failed: {e['error']}", "", "", "", "", ""])
         elif e:
-            rows.append([backend, e["open_s"], e["p50_ms"], e["p99_ms"], e["clauses_p50_ms"], e["clauses_p99_ms"]])
+            rows.append([backend, e["open_s"], e["p50_ms"], e["p99_ms"], e["clauses_p50_ms"], e["clauses_p99_ms"],
+                         e.get("load_average")])
     parts = [f"Query embedding in process (all-MiniLM-L6-v2 on the CPU, one query at a time, no cache; "
              f"{next(iter(embed.values()), {}).get('queries', 0)} real queries):\n\n"
              + table(["backend", "open model s", "query p50 ms", "query p99 ms", "query + clauses p50 ms",
-                      "query + clauses p99 ms"], rows)]
+                      "query + clauses p99 ms", "load average"], rows)]
     process = result.get("process", {})
     names = {"bm25f": "`toolsearch search` (BM25F, reference)", "onnx": "`toolsearch search --rerank hybrid`, onnx",
              "torch": "`toolsearch search --rerank hybrid`, torch"}
-    prow = [[names[k], p["median_s"], p["min_s"], p["max_s"], p["runs"]] for k, p in process.items()]
+    prow = [[names[k], p["median_s"], p["min_s"], p["max_s"], p["cpu_median_s"], p["runs"], p["load_average"]]
+            for k, p in process.items()]
     parts.append(f"Whole process, fresh each time, index of {result['catalog_tools']:,} tools already built "
                  f"(`toolsearch index --rerank`, {result.get('build_s', 0):.0f} s including the one-time "
-                 f"model export):\n\n" + table(["command", "median s", "min s", "max s", "runs"], prow))
+                 f"model export):\n\n" + table(["command", "median s", "min s", "max s", "CPU s (median)", "runs",
+                                  "load average"], prow))
     return "\n\n".join(parts)
 
 

@@ -1,6 +1,7 @@
 """The interceptor's own costs: per-`create()` overhead, search-answer tokens, cache-stable requests.
 
-`overhead(size, turns)`: the time one `chat.completions.create` spends in toolsearch, search and HTTP
+`overhead(size, turns)`: the time one `chat.completions.create` spends in toolsearch (process CPU time,
+so other processes on a busy machine do not count; the wall clock is reported too), search and HTTP
 excluded, with the turn set-up INSIDE the clock (the previous benchmark started the clock after building
 the turn, which hid the per-create costs issue 9 found). Per create the clock covers what the wrapper does:
 cleaning the kwargs, reading the messages (`ChatAdapter.turn_input`), starting the turn (`turn_flow`),
@@ -18,6 +19,7 @@ prefix-stable requests keep the provider's prompt cache (target: at least 90%).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from types import SimpleNamespace
@@ -73,13 +75,14 @@ def overhead(*, size: int, turns: int) -> dict[str, Any]:
     options = InterceptorOptions()
     wrapper = SimpleNamespace(options=options, _reminder=lambda: None)
     out: dict[str, Any] = {"catalog_tools": size, "turns": len(texts)}
+    out["load_average"] = os.getloadavg()[0]
     for phase in ("cold", "warm"):  # cold: every loaded tool is token-counted for the first time
         passes = [_play(Session(options, id=phase), retriever, wrapper, texts, hits, catalog)
                   for _ in range(1 if phase == "cold" else 3)]
-        per_create = min(passes, key=statistics.fmean)  # warm: the best of 3 passes (a busy machine
-        ordered = sorted(per_create)                    # preempts the process for whole time slices)
-        out[phase] = {"mean_us": statistics.fmean(per_create), "p50_us": statistics.median(per_create),
-                      "p99_us": ordered[int(0.99 * (len(ordered) - 1))]}
+        wall, cpu = min(passes, key=lambda p: statistics.fmean(p[1]))  # warm: the best of 3 passes
+        out[phase] = {"mean_us": statistics.fmean(cpu), "p50_us": statistics.median(cpu),
+                      "p99_us": sorted(cpu)[int(0.99 * (len(cpu) - 1))],
+                      "wall_mean_us": statistics.fmean(wall), "wall_p50_us": statistics.median(wall)}
     target = TARGETS_MS.get(size)
     out |= out["cold"] | {"target_ms": target,
                           "met": None if target is None else out["cold"]["mean_us"] <= target * 1000,
@@ -88,12 +91,15 @@ def overhead(*, size: int, turns: int) -> dict[str, Any]:
 
 
 def _play(session: Any, retriever: Any, wrapper: Any, texts: list[str], hits: dict[str, Any],
-          catalog: Any) -> list[float]:
+          catalog: Any) -> tuple[list[float], list[float]]:
+    """Per create: (wall-clock µs, process CPU µs). CPU time is what the targets are judged on: on a
+    shared machine the wall clock also counts the time slices other processes took."""
     from toolsearch.interceptor.core import turn_flow
     from toolsearch.interceptor.driver import drive
     from toolsearch.interceptor.providers.openai_chat import ChatAdapter, clean_kwargs
 
-    per_create: list[float] = []
+    wall: list[float] = []
+    cpu: list[float] = []
     for i, text in enumerate(texts):
         found = [h.name for h in hits[text]]
         schema = catalog.tool(found[0]).input_schema if found else {}
@@ -106,13 +112,14 @@ def _play(session: Any, retriever: Any, wrapper: Any, texts: list[str], hits: di
             _completion(2 * i + 2, {"content": "done"}),
         ])
         messages = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": text}]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         kwargs = clean_kwargs({"model": "bench", "messages": messages})
         adapter = ChatAdapter(wrapper)
         flow = turn_flow(session, retriever, adapter.turn_input(kwargs))
         drive(adapter, flow, lambda request: next(replies), lambda calls: [], kwargs=kwargs, session=session)
-        per_create.append((time.perf_counter() - start) * 1e6)
-    return per_create
+        cpu.append((time.process_time() - start_cpu) * 1e6)
+        wall.append((time.perf_counter() - start) * 1e6)
+    return wall, cpu
 
 
 def search_answer_tokens(requests: list[dict[str, Any]], meta: str = "tool_search") -> list[int]:
@@ -172,8 +179,11 @@ def markdown_overhead(runs: list[dict[str, Any]]) -> str:
         cold, warm = o["cold"], o["warm"]
         parts.append(f"{o['catalog_tools']:,} tools: cold mean {cold['mean_us']:.0f} µs (p50 "
                      f"{cold['p50_us']:.0f}, p99 {cold['p99_us']:.0f}), warm mean {warm['mean_us']:.0f} µs "
-                     f"(p50 {warm['p50_us']:.0f}, p99 {warm['p99_us']:.0f}){verdict}")
-    return ("Interceptor overhead per `create()` (search and HTTP excluded, turn set-up inside the clock; "
+                     f"(p50 {warm['p50_us']:.0f}, p99 {warm['p99_us']:.0f}); wall-clock means "
+                     f"{cold['wall_mean_us']:.0f} / {warm['wall_mean_us']:.0f} µs at load average "
+                     f"{o['load_average']:.1f}{verdict}")
+    return ("Interceptor overhead per `create()`, process CPU time (search and HTTP excluded, turn set-up "
+            "inside the clock; "
             f"{runs[0]['turns']} user turns of one session, 2 model requests each; cold = each loaded tool's "
             "schema token-counted for the first time in the process, warm = the same turns again in new "
             "sessions, counts memoized, best of 3 passes): " + " | ".join(parts) + ".")

@@ -238,6 +238,7 @@ class _Turn:
             t for t in _Static.pinned(self.o, self.catalog) if t.name not in inp.caller_tools
         )
         self.pinned_names = frozenset(t.name for t in self.pinned)
+        self.fixed_tokens = sum(tool_tokens(t) for t in self.pinned) + tool_tokens(self.meta)
         profile = session.profile if session.profile is not None else self.o.profile
         self.allow: Callable[[Tool], bool] | None = profile.permits if profile is not None else None
 
@@ -354,7 +355,7 @@ class _Turn:
         names = tuple(t.name for t in ask.tools)
         stable = self.s.note_request(names)
         self.rec.start_round(
-            tools_sent=names, tool_tokens=sum(tool_tokens(t) for t in ask.tools), meta=True,
+            tools_sent=names, tool_tokens=self.fixed_tokens + self.s.loaded_tokens, meta=True,
             prefix_stable=stable, tool_choice=choice,
         )
         return ask

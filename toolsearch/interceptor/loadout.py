@@ -73,6 +73,7 @@ class Loadout:
         self.low_water = low_water
         self._entries: dict[str, _Entry] = {}
         self._tick = 0
+        self._tokens = 0  # running total of the entries' tokens (read on every fits())
 
     # -- reading -------------------------------------------------------------------------------
     def __contains__(self, name: object) -> bool:
@@ -92,7 +93,7 @@ class Loadout:
 
     @property
     def tokens(self) -> int:
-        return sum(e.tokens for e in self._entries.values())
+        return self._tokens
 
     def lru_order(self) -> tuple[str, ...]:
         """Names from least to most recently used (the eviction order)."""
@@ -108,7 +109,7 @@ class Loadout:
             tick = base + len(batch) - rank  # the best hit gets the newest tick
             entry = self._entries.get(tool.name)
             if entry is None:  # inserted in rank order: that is the order they are sent in
-                self._entries[tool.name] = _Entry(tool, tool_tokens(tool), tick)
+                self._put(tool, tick)
                 fresh.append(tool.name)
             else:
                 entry.tick = tick
@@ -133,7 +134,19 @@ class Loadout:
         if entry is not None:
             entry.tick = self._tick
             return False
-        self._entries[tool.name] = _Entry(tool, tool_tokens(tool), self._tick)
+        self._put(tool, self._tick)
+        return True
+
+    def _put(self, tool: Tool, tick: int) -> None:
+        entry = _Entry(tool, tool_tokens(tool), tick)
+        self._entries[tool.name] = entry
+        self._tokens += entry.tokens
+
+    def _drop(self, name: str) -> bool:
+        entry = self._entries.pop(name, None)
+        if entry is None:
+            return False
+        self._tokens -= entry.tokens
         return True
 
     def shed(self, protected: Iterable[str] = (), *, force: bool = False) -> tuple[str, ...]:
@@ -154,7 +167,7 @@ class Loadout:
             if not self._over(count_target, token_target):
                 break
             if name not in keep:
-                del self._entries[name]
+                self._drop(name)
                 evicted.append(name)
         return tuple(evicted)
 
@@ -167,7 +180,7 @@ class Loadout:
                 entry.tick = self._tick
 
     def remove(self, names: Iterable[str]) -> tuple[str, ...]:
-        return tuple(n for n in names if self._entries.pop(n, None) is not None)
+        return tuple(n for n in names if self._drop(n))
 
     def refresh(self, current: dict[str, Tool] | object) -> tuple[str, ...]:
         """Follow a new catalog snapshot: replace changed tool definitions in place (same position),
@@ -177,13 +190,16 @@ class Loadout:
             tool = current.get(name)  # type: ignore[attr-defined]
             if tool is None:
                 gone.append(name)
-                del self._entries[name]
+                self._drop(name)
             elif tool is not entry.tool:
-                entry.tool, entry.tokens = tool, tool_tokens(tool)
+                new = tool_tokens(tool)
+                self._tokens += new - entry.tokens
+                entry.tool, entry.tokens = tool, new
         return tuple(gone)
 
     def clear(self) -> None:
         self._entries.clear()
+        self._tokens = 0
 
     def _over(self, count_cap: float, token_cap: float) -> bool:
         return len(self._entries) > count_cap or self.tokens > token_cap
@@ -197,7 +213,7 @@ class Loadout:
         for name in self.lru_order():
             if not self._over(count_target, token_target):
                 break
-            del self._entries[name]
+            self._drop(name)
             evicted.append(name)
         return evicted
 

@@ -121,6 +121,7 @@ def one_line(text: str, max_chars: int) -> str:
     return cut.rstrip(",;:.") + "…"
 
 
+@functools.lru_cache(maxsize=16384)
 def purpose(description: str, max_chars: int) -> str:
     """A short purpose: the first sentence of the description, cut at a word boundary. The schema in
     `tools` says the rest; repeating it here would be paid for twice."""

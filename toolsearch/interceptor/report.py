@@ -7,7 +7,7 @@ frozen dataclasses; `Recorder` is the mutable builder the turn core fills in as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CallRecord", "Recorder", "Report", "RoundRecord", "SearchRecord", "Usage"]
@@ -112,7 +112,7 @@ class Report:
 class Recorder:
     """Mutable builder of a `Report` (one per `create`)."""
 
-    rounds: list[RoundRecord] = field(default_factory=list)
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # RoundRecord fields, mutable until build()
     prefetch: list[SearchRecord] = field(default_factory=list)
     loaded: list[str] = field(default_factory=list)
     evicted: list[str] = field(default_factory=list)
@@ -125,19 +125,21 @@ class Recorder:
 
     def start_round(self, *, tools_sent: tuple[str, ...], tool_tokens: int, meta: bool,
                     prefix_stable: bool = True, tool_choice: Any = None) -> None:
-        self.rounds.append(
-            RoundRecord(len(self.rounds) + 1, tools_sent, tool_tokens, meta_offered=meta,
-                        prefix_stable=prefix_stable, tool_choice=tool_choice)
-        )
+        self.rounds.append({
+            "index": len(self.rounds) + 1, "tools_sent": tools_sent, "tool_tokens": tool_tokens,
+            "meta_offered": meta, "prefix_stable": prefix_stable, "tool_choice": tool_choice,
+            "searches": [], "calls": [], "loaded": [], "evicted": [], "usage": Usage(),
+        })
 
     def update_round(self, **changes: Any) -> None:
-        """Add to the current round: tuple fields are appended to, others replaced."""
+        """Add to the current round: list fields are appended to, others replaced. (Plain dicts until
+        `build()`: rebuilding a frozen record per change cost more than the rest of a create.)"""
         current = self.rounds[-1]
-        merged = {
-            k: getattr(current, k) + tuple(v) if isinstance(getattr(current, k), tuple) else v
-            for k, v in changes.items()
-        }
-        self.rounds[-1] = replace(current, **merged)
+        for key, value in changes.items():
+            if isinstance(current[key], list):
+                current[key].extend(value)
+            else:
+                current[key] = value
 
     def note_change(self, loaded: tuple[str, ...], evicted: tuple[str, ...] = (), dropped=()) -> None:
         self.loaded += loaded
@@ -149,11 +151,13 @@ class Recorder:
     def build(self, *, messages: tuple[Any, ...] = ()) -> Report:
         """The frozen report (kept as `.report`); `messages` is the adapter's rendering of the hidden
         exchanges (the agent-loop transcript)."""
+        rounds = tuple(RoundRecord(**{k: tuple(v) if isinstance(v, list) else v for k, v in r.items()})
+                       for r in self.rounds)
         total = Usage()
-        for r in self.rounds:
+        for r in rounds:
             total = total + r.usage
         self.report = Report(
-            rounds=tuple(self.rounds),
+            rounds=rounds,
             prefetch=tuple(self.prefetch),
             loaded=tuple(self.loaded),
             evicted=tuple(self.evicted),

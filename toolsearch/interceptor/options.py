@@ -31,9 +31,10 @@ class InterceptorOptions:
     - `meta_tool_name`: name of the search meta-tool the model sees (reserved: no catalog or caller tool
       may use it).
     - `max_search_rounds`: how many model turns may search within one `create` call. With
-      `on_round_limit="withdraw"` the request after the last allowed round is sent without the
-      meta-tool; `"raise"` raises `ModelBehaviorError` when the model searches once more; `"return"`
-      returns that response as is (search calls removed).
+      `on_round_limit="withdraw"` a search past the cap is answered "limit reached: use the tools you
+      have" (the meta-tool keeps its place, so the prompt cache survives) and a second one gets
+      `tool_choice="none"`; `"raise"` raises `ModelBehaviorError` when the model searches once more;
+      `"return"` returns that response as is (search calls removed).
     - `search_limit` / `max_search_limit`: hits per search by default / the most the model may ask for.
     - `max_loaded_tools` / `max_loaded_tokens`: budgets of the session's loaded tools (schema tokens,
       o200k_base). Searches load only what fits; at a user-turn boundary, a loadout fuller than

@@ -138,6 +138,7 @@ class IndexStore:
         self.path = Path(path)
         self.progress = progress
         self.digest: str | None = None  # quick digest of the catalog last opened (None: none, or unhashable)
+        self._digested: Catalog | None = None  # the catalog `digest` belongs to
         if self.path.exists() and not self.path.is_dir():
             raise IndexError_(f"index path {self.path} is a file; pass a folder for the index", self.path)
 
@@ -167,6 +168,7 @@ class IndexStore:
         """Open the index for `catalog`, building or updating it first when needed."""
         start = time.perf_counter()
         digest = self.digest = quick_digest(catalog)
+        self._digested: Catalog | None = catalog
         current: str | None = None
         for _ in range(3):  # a concurrent writer may swap files between our two reads: retry
             manifest, _why = self.read_manifest()
@@ -328,7 +330,8 @@ class IndexStore:
             "toolsearch": __version__,
             "config": CONFIG,
             "catalog": current,
-            "digest": quick_digest(catalog),
+            # The digest open() took of this very catalog, if it is the one being published.
+            "digest": self.digest if catalog is self._digested else quick_digest(catalog),
             "skills": per_skill,
             "tools": len(catalog),
             "generation": generation,

@@ -124,10 +124,15 @@ def _write_id_field(fw: Any, values: Sequence[str]) -> None:
     docs_of: dict[str, list[int]] = {}
     for docnum, value in enumerate(values):
         docs_of.setdefault(value, []).append(docnum)
+    batched = getattr(fw, "_postwriter", None) is not None and hasattr(fw._postwriter, "_blocklimit")
     for value in sorted(docs_of):
         fw.start_term(value.encode("utf-8"))
-        for docnum in docs_of[value]:
-            fw.add(docnum, 1.0, emptybytes, 0)  # ID fields: Existence format, weight = field boost
+        docnums = docs_of[value]
+        if batched:  # Existence format: weight 1.0 (the field boost), no value bytes, no length
+            _add_postings(fw._postwriter, docnums, [1.0] * len(docnums), [], [])
+        else:
+            for docnum in docnums:
+                fw.add(docnum, 1.0, emptybytes, 0)
         fw.finish_term()
 
 

@@ -115,3 +115,22 @@ def test_not_given_and_omit_are_accepted_and_messages_may_be_any_iterable(search
         )
         _check(server, response)
         assert "n" not in server.requests[0] and "temperature" not in server.requests[0]
+
+
+def test_async_parse_and_streaming_response_are_intercepted(searcher):
+    answer = '{"city": "Paris", "summary": "sunny"}'
+
+    async def main(server):
+        client = toolsearch.wrap(server.async_client(), searcher)
+        parsed = await client.chat.completions.parse(model="fake", messages=USER, response_format=Weather)
+        async with client.chat.completions.with_streaming_response.create(model="fake", messages=USER) as raw:
+            final = raw.parse()
+        return parsed, final
+
+    script = [reply(None, search("weather")), reply(answer), *SCRIPT]
+    with FakeModelServer(ScriptedModel(script)) as server:
+        parsed, final = asyncio.run(main(server))
+        requests = server.requests
+    assert parsed.choices[0].message.parsed == Weather(city="Paris", summary="sunny")
+    assert [c.function.name for c in final.choices[0].message.tool_calls] == ["get_weather"]
+    assert len(requests) == 4 and all("tool_search" in names(r) for r in requests)

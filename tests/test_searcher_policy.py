@@ -133,3 +133,17 @@ def test_a_catalog_mixing_english_and_chinese(query, expected):
 def test_chinese_request_with_no_matching_tool_is_no_match():
     s = Searcher(mixed_language_skills())
     assert s.search("给我讲个笑话") == []  # "tell me a joke": no bigram in common with any tool
+
+
+def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request():
+    from _embed_helpers import HashingEmbedder
+
+    # Hashed words: a request sharing no word with any tool has cosine 0 to every tool.
+    config = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096), min_strength=0, min_coverage=0)
+    s = Searcher(office_skills(), config=config)
+    assert s.search("send an email with attachments")[0].name == "send_email"
+    assert s.search("qwerty zxcvb") == []  # BM25F finds nothing, and neither do the vectors
+    assert s.search("gadgets and widgets for a joke")  # BM25F matches noise, the vectors agree
+    gated = Searcher(office_skills(), config=SearchConfig(
+        rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99))
+    assert gated.search("send an email with attachments") == []  # the gate overrides a lexical match

@@ -283,14 +283,31 @@ class Searcher:
         depth = max(most, self.config.rerank_depth) if self._reranker else most
         ranked, verdict, served = self._rank(state, text, depth, k, keep, needs)
         n = self._budget(served, k) if adaptive else k
+        closest = self._closest(text)
+        if closest is not None and closest < self.config.min_dense_similarity:
+            return []  # the embedding agrees with nothing in the catalog: no good match
         if not ranked or not verdict.answers(self.config, state.scorer.n_docs):
-            if getattr(self._reranker, "wants_all_queries", False):  # hybrid: dense-only may match
+            # hybrid: dense-only hits, when the embedding is confident on its own
+            if getattr(self._reranker, "wants_all_queries", False) and (
+                    closest is None or closest >= self.config.dense_only_similarity):
                 return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
         hits = self._hits(state, ranked)
         if self._reranker:
             hits = _kept(self._reranker.rerank(text, hits, n + _extra(keep)), state, keep)
         return hits[:n]
+
+    def _closest(self, text: str) -> float | None:
+        """The best cosine between the query (or one of its clauses) and any tool, when an embedding
+        reranker that exposes `similarities` is attached and the dense gate is on; else None.
+        (Over the whole catalog: a tool filtered out by exclude=/allow= still counts as the evidence
+        that the request is in the catalog's domain.)"""
+        similarities = getattr(self._reranker, "similarities", None)
+        if similarities is None or (self.config.min_dense_similarity <= 0
+                                    and self.config.dense_only_similarity <= 0) or not text.strip():
+            return None
+        sims = similarities(text)
+        return float(sims.max()) if len(sims) else None
 
     def hit_budget(self, query: str, k: int = 5) -> int:
         """How many hits an adaptive `search(query, k)` may return: `k` for a request of one need; for

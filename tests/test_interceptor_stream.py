@@ -110,3 +110,14 @@ def test_stream_in_the_agent_loop_streams_the_answer(searcher, tmp_path):
     assert text == "It is sunny in Paris." and calls == [] and finish == ["stop"]
     assert [c.outcome for c in stream.toolsearch.calls] == ["executed"]
     assert [m["role"] for m in stream.toolsearch.messages] == ["assistant", "tool"]
+
+
+def test_stream_with_no_choices_raises_model_behavior_error(searcher):
+    from toolsearch import ModelBehaviorError
+
+    with FakeModelServer(ScriptedModel([{"x_no_choices": True}])) as server:
+        client = toolsearch.wrap(server.client(), searcher)
+        stream = client.chat.completions.create(model="fake", messages=USER, stream=True)
+        with pytest.raises(ModelBehaviorError, match="no choices") as info:
+            list(stream)
+    assert info.value.response is not None

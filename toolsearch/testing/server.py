@@ -217,6 +217,10 @@ def _chunks(completion: dict[str, Any], message: dict[str, Any], include_usage: 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
 
+    if not completion["choices"]:  # x_no_choices: nothing but the usage chunk, if asked for
+        if include_usage:
+            yield base | {"choices": [], "usage": completion["usage"]}
+        return
     yield chunk({"role": "assistant", "content": ""})
     for piece in re.findall(r"\S+\s*|\s+", message.get("content") or ""):
         yield chunk({"content": piece})
@@ -227,8 +231,7 @@ def _chunks(completion: dict[str, Any], message: dict[str, Any], include_usage: 
         args = fn.get("arguments") or ""
         for start in range(0, len(args), 8):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": args[start:start + 8]}}]})
-    if completion["choices"]:
-        yield chunk({}, completion["choices"][0]["finish_reason"])
+    yield chunk({}, completion["choices"][0]["finish_reason"])
     if include_usage:
         yield base | {"choices": [], "usage": completion["usage"]}
 

@@ -17,6 +17,7 @@ import itertools
 from typing import Any
 
 from ..._errors import ConfigError
+from ..core import model_error
 from ..driver import adrive, drive
 from ..report import Usage
 from ..streaming import astream_rounds, stream_rounds
@@ -38,6 +39,7 @@ class ChatAccumulator:
         self.held: list[Any] = []
         self.usage: Any = None
         self.last: Any = None
+        self.seen_choice = False
 
     def feed(self, chunk: Any) -> list[Any]:
         self.last = chunk
@@ -45,6 +47,7 @@ class ChatAccumulator:
             self.usage = chunk.usage
         if not chunk.choices:  # the usage chunk: summed and sent once at the very end
             return []
+        self.seen_choice = True
         self.state.handle_chunk(chunk)
         choice = chunk.choices[0]
         delta = choice.delta
@@ -66,6 +69,8 @@ class ChatAccumulator:
         return []
 
     def reply(self) -> Any:
+        if not self.seen_choice:  # e.g. only a usage chunk: openai's state has nothing to build
+            raise model_error("the model's streamed response has no choices", self.last)
         completion = self.state.get_final_completion()
         if self.usage is not None:
             completion.usage = self.usage

@@ -188,7 +188,11 @@ def test_latency_suite_smoke(monkeypatch):
     runs = {r["engine"]: r for r in result["runs"]}
     assert "error" not in runs["bm25f"], runs["bm25f"]
     assert runs["bm25f"]["tools"] == 60 and runs["bm25f"]["reopen_s"] is not None
+    # Issue 15: cold open in a fresh process, served by the catalog snapshot; whole-process search timed.
+    assert runs["bm25f"]["from_snapshot"] and runs["bm25f"]["build_s"] > 0
+    assert runs["bm25f"]["process_s"] > 0 and runs["bm25s"]["process_s"] > 0
     assert runs["bm25s"]["queries"] == 10 and runs["bm25s"]["disk_mb"] > 0
+    assert {c["field"] for c in result["targets"]} >= {"open_s", "process_s", "p50_ms", "build_s"}
     assert result["interceptor"]["mean_us"] > 0
     assert "Interceptor overhead" in latency.markdown(result)
 

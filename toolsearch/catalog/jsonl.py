@@ -21,16 +21,16 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from typing import TYPE_CHECKING, Any
 
 from .._errors import Problem
 from . import safe_yaml
 from .model import EMPTY_SCHEMA, TOOL_NAME, Skill, Tool
 from .registry import META_TOOL_NAME
 from .schema_keywords import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = ["check_schema", "load_jsonl"]
 
@@ -178,6 +178,9 @@ def check_schema(schema: Any) -> str | None:
         return f"the schema must describe an object (type: object), got type {schema.get('type')!r}"
     for node in _nodes(schema):
         if isinstance(node, dict) and not _shape_ok(json.dumps(_shape(node), sort_keys=True)):
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
             try:  # the shape is invalid: let jsonschema say why, on the real schema
                 Draft202012Validator.check_schema(schema)
             except SchemaError as exc:
@@ -194,6 +197,10 @@ def _shape_ok(shape: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _metaschema() -> Draft202012Validator:
+    # Imported on first use: jsonschema costs ~0.1 s to import, and reopening an index over an
+    # unchanged catalog (index/snapshot.py) imports this module for the loader's folder walk only.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 

@@ -157,7 +157,7 @@ def _tool_call(name: str, args: str, i: int) -> dict:
 
 _call = st.one_of(
     st.builds(_tool_call, st.just("tool_search"),
-              st.one_of(st.text(max_size=40), json_values.map(json.dumps),
+              st.one_of(st.text(max_size=40), json_values.map(json.dumps), hostile_json_text,
                         st.builds(lambda q, l: json.dumps({"query": q, "limit": l}), hostile_text, json_values)),
               st.integers(0, 10_000)),
     # Real tools get the nastiest arguments too (nesting, huge integers): the Executor's path.

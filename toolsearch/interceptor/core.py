@@ -33,26 +33,41 @@ Rules of one `create` call:
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
-from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass
-from typing import Any, Literal, Union
+from collections.abc import Callable, Iterable
 
-from .._errors import ConfigError, ModelBehaviorError
+from .._errors import ConfigError
 from ..catalog.hits import Retriever
 from ..catalog.model import Tool
 from .loadout import tool_tokens
+from .lookup import argument_error, pinned_tools, query_of, search_tools
 from .meta_tool import LIMIT_REACHED, BadSearchArguments, meta_tool, parse_search_arguments, render_answer
 from .options import InterceptorOptions
-from .report import CallRecord, Recorder, SearchRecord, Usage
+from .report import CallRecord, Recorder, SearchRecord
 from .session import Session
+from .values import (
+    Answer,
+    AskModel,
+    Exchange,
+    Flow,
+    Forced,
+    ModelReply,
+    Outcome,
+    RunTools,
+    SearchAnswer,
+    ToolCall,
+    ToolChoice,
+    ToolOutput,
+    TurnInput,
+    Usage,
+    model_error,
+)
 
 __all__ = [
     "Answer",
     "AskModel",
     "Exchange",
+    "Flow",
     "Forced",
     "ModelReply",
     "Outcome",
@@ -69,157 +84,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str  # resolved to the catalog/caller tool name by the adapter
-    arguments: str  # JSON text, as models send it
-    namespace: str | None = None
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    text: str | None
-    calls: tuple[ToolCall, ...]
-    usage: Usage = Usage()
-    raw: Any = None  # provider-native assistant item(s), replayed verbatim by the adapter
-    truncated: bool = False  # the reply stopped at the token limit inside a tool call
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    text: str
-    is_error: bool = False
-
-
-@dataclass(frozen=True)
-class SearchAnswer:
-    """The answer to one search call: `tools` will be in the next request (budgets applied), in rank
-    order; `more` matched but did not fit; `text` is the short Chat-style rendering."""
-
-    query: str
-    tools: tuple[Tool, ...]
-    more: int = 0
-    text: str = ""
-    is_error: bool = False
-
-
-Answer = Union[ToolOutput, SearchAnswer]
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One internal round trip to replay to the model: its reply and our answers, by call id."""
-
-    reply: ModelReply
-    answers: tuple[tuple[str, Answer], ...]
-
-
-@dataclass(frozen=True)
-class Forced:
-    name: str
-
-
-ToolChoice = Union[Literal["auto", "none", "required"], Forced]
-
-
-@dataclass(frozen=True)
-class AskModel:
-    pinned: tuple[Tool, ...]
-    meta: Tool | None
-    loaded: tuple[Tool, ...]
-    transcript: tuple[Exchange, ...]
-    tool_choice: ToolChoice | None = None  # None: send the caller's tool_choice unchanged
-    wrap_up: bool = False  # the last request of the loop (tool_choice is then "none")
-
-    @property
-    def tools(self) -> tuple[Tool, ...]:
-        """Catalog-side tools in send order."""
-        return (*self.pinned, *((self.meta,) if self.meta else ()), *self.loaded)
-
-
-@dataclass(frozen=True)
-class RunTools:
-    calls: tuple[ToolCall, ...]
-
-
-@dataclass(frozen=True)
-class TurnInput:
-    caller_tools: frozenset[str]
-    last_user_text: str | None  # the latest message if it is the user's
-    new_user_turn: bool = False  # the latest message is a user message: eviction may happen now
-    forced: str | None = None  # the caller's tool_choice forces this tool name
-    required: bool = False  # the caller's tool_choice is "required" / "any"
-    history_tools: tuple[str, ...] = ()  # catalog tools called/loaded in the caller's history
-    reminder: Callable[[], str | None] | None = None  # todo summary for the agent loop
-
-
-@dataclass(frozen=True)
-class Outcome:
-    drop_call_ids: frozenset[str]
-    recorder: Recorder
-    hidden: tuple[Exchange, ...] = ()
-
-
-Flow = Generator["AskModel | RunTools", "ModelReply | list[ToolOutput]", Outcome]
-
-
 def turn_flow(session: Session, retriever: Retriever, inp: TurnInput) -> Flow:
     return _Turn(session, retriever, inp).run()
-
-
-def model_error(message: str, response: Any = None) -> ModelBehaviorError:
-    """A `ModelBehaviorError` carrying the provider response that caused it (`err.response`)."""
-    err = ModelBehaviorError(message)
-    err.response = response  # type: ignore[attr-defined]
-    return err
-
-
-@functools.lru_cache(maxsize=256)
-def _takes_filters(kind: type) -> bool:
-    try:
-        params = inspect.signature(kind.search).parameters
-    except (TypeError, ValueError):
-        return False
-    return "exclude" in params and "allow" in params
-
-
-def search_tools(retriever: Retriever, query: str, k: int, *, exclude: frozenset[str] = frozenset(),
-                 allow: Callable[[Tool], bool] | None = None) -> list[Any]:
-    """`retriever.search` with `exclude=`/`allow=` when it takes them; otherwise plain `search(query, k)`
-    filtered here (over-fetching by the excluded count so the next-best tools still come back)."""
-    if _takes_filters(type(retriever)):
-        return retriever.search(query, k, exclude=exclude, allow=allow)
-    hits = retriever.search(query, k + len(exclude)) if (exclude or allow) else retriever.search(query, k)
-    catalog = retriever.catalog
-    out = []
-    for hit in hits:
-        tool = hit.tool if hit.tool is not None else catalog.get(hit.name)
-        if hit.name in exclude or (allow is not None and (tool is None or not allow(tool))):
-            continue
-        out.append(hit)
-    return out[:k]
-
-
-class _Static:
-    """What one (options, catalog snapshot) pair needs on every create, computed once: the meta-tool and
-    the pinned tools (scanning a 100k-tool catalog per call cost milliseconds)."""
-
-    _cache: dict[tuple[int, int], tuple[Any, Any, tuple[Tool, ...]]] = {}
-
-    @classmethod
-    def pinned(cls, options: InterceptorOptions, catalog: Any) -> tuple[Tool, ...]:
-        key = (id(options), id(catalog))
-        hit = cls._cache.get(key)
-        if hit is not None and hit[0] is options and hit[1] is catalog:
-            return hit[2]
-        pinned = [*catalog.pinned] + [
-            t for n in options.pinned if (t := catalog.get(n)) is not None and not t.pinned
-        ]
-        if len(cls._cache) > 64:
-            cls._cache.clear()
-        cls._cache[key] = (options, catalog, tuple(pinned))
-        return tuple(pinned)
 
 
 class _Turn:
@@ -235,7 +101,7 @@ class _Turn:
             self.o.meta_tool_name, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
         )
         self.pinned = tuple(
-            t for t in _Static.pinned(self.o, self.catalog) if t.name not in inp.caller_tools
+            t for t in pinned_tools(self.o, self.catalog) if t.name not in inp.caller_tools
         )
         self.pinned_names = frozenset(t.name for t in self.pinned)
         self.fixed_tokens = sum(tool_tokens(t) for t in self.pinned) + tool_tokens(self.meta)
@@ -286,7 +152,7 @@ class _Turn:
                         return self._outcome((c.id for c in reply.calls), transcript)
                     over_cap += 1
                     for c in searches:
-                        answers[c.id] = SearchAnswer(_query(c), (), text=LIMIT_REACHED, is_error=True)
+                        answers[c.id] = SearchAnswer(query_of(c), (), text=LIMIT_REACHED, is_error=True)
                     self._record(searches, "rejected")
                 else:
                     search_rounds += 1
@@ -389,7 +255,7 @@ class _Turn:
                 real.append(call)
                 continue
             elif tool is not None:  # a catalog tool the model knew by name
-                error = _argument_error(tool, call.arguments)
+                error = argument_error(tool, call.arguments)
                 kept, _, fresh = self.s.offer([tool])
                 self.rec.note_change(tuple(fresh))
                 if error is None and kept:
@@ -421,7 +287,7 @@ class _Turn:
                 )
                 parsed.append((call.id, args.query, args.limit))
             except BadSearchArguments as exc:
-                answers[call.id] = SearchAnswer(_query(call), (), text=str(exc), is_error=True)
+                answers[call.id] = SearchAnswer(query_of(call), (), text=str(exc), is_error=True)
         results = self._search_and_load([(q, k) for _, q, k in parsed])
         for (call_id, query, _), (tools, more) in zip(parsed, results):
             text = render_answer(tools, more, max_chars=self.o.description_chars)
@@ -503,22 +369,3 @@ class _Turn:
 
     def _outcome(self, drop: Iterable[str], transcript: list[Exchange]) -> Outcome:
         return Outcome(frozenset(drop), self.rec, tuple(transcript))
-
-
-def _query(call: ToolCall) -> str:
-    try:
-        args = json.loads(call.arguments or "{}")
-        return str(args.get("query", "")) if isinstance(args, dict) else ""
-    except json.JSONDecodeError:
-        return ""
-
-
-def _argument_error(tool: Tool, arguments: str) -> str | None:
-    """None if the arguments fit the tool's schema, else the error text for the model."""
-    from ..runtime.validation import ArgumentError, check_arguments, parse_arguments
-
-    try:
-        check_arguments(tool.name, tool.input_schema, parse_arguments(tool.name, arguments))
-    except ArgumentError as exc:
-        return f"Error: {exc}"
-    return None

@@ -1,0 +1,131 @@
+"""The values the turn core and the provider adapters exchange (frozen dataclasses; the contract of
+/work/coord/CORE_V2.md). `core` re-exports them, so `from toolsearch.interceptor.core import X` works."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+from .._errors import ModelBehaviorError
+from ..catalog.model import Tool
+from .report import Recorder, Usage
+
+__all__ = [
+    "Answer",
+    "AskModel",
+    "Exchange",
+    "Flow",
+    "Forced",
+    "ModelReply",
+    "Outcome",
+    "RunTools",
+    "SearchAnswer",
+    "ToolCall",
+    "ToolChoice",
+    "ToolOutput",
+    "TurnInput",
+    "Usage",
+    "model_error",
+]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str  # resolved to the catalog/caller tool name by the adapter
+    arguments: str  # JSON text, as models send it
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str | None
+    calls: tuple[ToolCall, ...]
+    usage: Usage = Usage()
+    raw: Any = None  # provider-native assistant item(s), replayed verbatim by the adapter
+    truncated: bool = False  # the reply stopped at the token limit inside a tool call
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    text: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """The answer to one search call: `tools` will be in the next request (budgets applied), in rank
+    order; `more` matched but did not fit; `text` is the short Chat-style rendering."""
+
+    query: str
+    tools: tuple[Tool, ...]
+    more: int = 0
+    text: str = ""
+    is_error: bool = False
+
+
+Answer = Union[ToolOutput, SearchAnswer]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One internal round trip to replay to the model: its reply and our answers, by call id."""
+
+    reply: ModelReply
+    answers: tuple[tuple[str, Answer], ...]
+
+
+@dataclass(frozen=True)
+class Forced:
+    name: str
+
+
+ToolChoice = Union[Literal["auto", "none", "required"], Forced]
+
+
+@dataclass(frozen=True)
+class AskModel:
+    pinned: tuple[Tool, ...]
+    meta: Tool | None
+    loaded: tuple[Tool, ...]
+    transcript: tuple[Exchange, ...]
+    tool_choice: ToolChoice | None = None  # None: send the caller's tool_choice unchanged
+    wrap_up: bool = False  # the last request of the loop (tool_choice is then "none")
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """Catalog-side tools in send order."""
+        return (*self.pinned, *((self.meta,) if self.meta else ()), *self.loaded)
+
+
+@dataclass(frozen=True)
+class RunTools:
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    caller_tools: frozenset[str]
+    last_user_text: str | None  # the latest message if it is the user's
+    new_user_turn: bool = False  # the latest message is a user message: eviction may happen now
+    forced: str | None = None  # the caller's tool_choice forces this tool name
+    required: bool = False  # the caller's tool_choice is "required" / "any"
+    history_tools: tuple[str, ...] = ()  # catalog tools called/loaded in the caller's history
+    reminder: Callable[[], str | None] | None = None  # todo summary for the agent loop
+
+
+@dataclass(frozen=True)
+class Outcome:
+    drop_call_ids: frozenset[str]
+    recorder: Recorder
+    hidden: tuple[Exchange, ...] = ()
+
+
+Flow = Generator["AskModel | RunTools", "ModelReply | list[ToolOutput]", Outcome]
+
+def model_error(message: str, response: Any = None) -> ModelBehaviorError:
+    """A `ModelBehaviorError` carrying the provider response that caused it (`err.response`)."""
+    err = ModelBehaviorError(message)
+    err.response = response  # type: ignore[attr-defined]
+    return err

@@ -44,6 +44,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--workspace", default=".", metavar="DIR",
                         help="the root the file tools are confined to (default: the current folder)")
     parser.add_argument("--allow-shell", action="store_true", help="let the shell tool run commands")
+    parser.add_argument("--allow-handler-module", action="append", default=None, metavar="MODULE",
+                        help="skill handlers may come from this Python module (repeatable; default: "
+                             "only toolsearch.builtin, since skill files are code and a gateway serves "
+                             "other people's clients)")
+    parser.add_argument("--allow-any-handler", action="store_true",
+                        help="let skill files name any importable handler (trusted skill folders only)")
     parser.set_defaults(run=run)
 
 
@@ -79,7 +85,7 @@ def build_gateway(args: argparse.Namespace) -> Any:
         if not found.profiles:
             raise ConfigError(f"--profile {args.profile}: no usable profile in the file (see the warnings)")
         profiles = found.choose(None) if len(found.profiles) == 1 and found.header is None else found
-    executor = Executor(searcher.registry,
+    executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
     if args.watch:
         if not catalog.is_dir():
@@ -90,6 +96,14 @@ def build_gateway(args: argparse.Namespace) -> Any:
             f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
     return Gateway(searcher, executor, options=options, profiles=profiles)
+
+
+def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """The gateway imports handlers only from the bundled skills' module unless told otherwise.
+    (Upstream MCP tools are forwarded by toolsearch.mcp itself, not imported from skill files.)"""
+    if getattr(args, "allow_any_handler", False):
+        return None
+    return ("toolsearch.builtin", *(getattr(args, "allow_handler_module", None) or ()))
 
 
 def run(args: argparse.Namespace) -> int:

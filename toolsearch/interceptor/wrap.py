@@ -92,7 +92,7 @@ class _Wrapper:
 
     @property
     def chat(self) -> Any:
-        from .providers.openai_chat import Chat
+        from .providers.openai_chat_api import Chat
 
         return Chat(self)
 

@@ -21,6 +21,11 @@ most clause rankings are. Opening a searcher does only the per-tool part (length
 the per-posting part, which would cost ~25 ms at 10k tools on every reopen; terms are looked up by
 bisecting the sorted vocabulary, so no term dictionary is built on open either.
 
+A query mixing common words ("get", "list", "data": in most of a large catalog) with rarer ones is
+ranked by MaxScore when that is exact: candidates come from the rarer terms, the common terms'
+contributions are added to those docs only (bisection), and the answer stands when the common terms'
+largest possible sum is below the n-th candidate's score (`_pruned`); else everything is summed.
+
 Scores are summed in float64 (each term's contribution is float32): the sum does not depend on the
 order of a query's terms beyond the last float64 bit, and equal docs tie exactly.
 """
@@ -41,6 +46,7 @@ __all__ = ["Ranked", "Scorer"]
 
 _MAX_REMEMBERED = 1 << 17
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
+_PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
 
 
 @dataclass(frozen=True)
@@ -165,14 +171,19 @@ class Scorer:
                               mask, 1 << group if 0 <= group < 63 else 0))
         if not found:
             return []
-        if len(found) == 1:
-            all_docs, all_contrib = found[0][0], found[0][1]
-            docs, scores = all_docs, all_contrib.astype(np.float64)
+        all_docs: np.ndarray | None = None
+        pruned = None
+        if len(found) > 1 and all(weight > 0 for _, weight, _ in terms):
+            pruned = self._pruned(found, n, keep)
+        if pruned is not None:
+            docs, scores = pruned
+        elif len(found) == 1:
+            all_docs = found[0][0]
+            docs, scores = all_docs, found[0][1].astype(np.float64)
         else:
             all_docs = np.concatenate([f[0] for f in found])
-            all_contrib = np.concatenate([f[1] for f in found])
-            docs, scores = self._sum(all_docs, all_contrib)
-        if keep is not None:
+            docs, scores = self._sum(all_docs, np.concatenate([f[1] for f in found]))
+        if keep is not None and pruned is None:
             kept = keep[docs]
             docs, scores = docs[kept], scores[kept]
         if any(weight <= 0 for _, weight, _ in terms):  # else every summed score is positive
@@ -191,6 +202,38 @@ class Scorer:
         return [Ranked(d, s, f, g) for d, s, f, g in
                 zip(top.tolist(), best.tolist(), fields.tolist(), groups.tolist())]
 
+    def _pruned(self, found: list[tuple[Any, ...]], n: int, keep: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The candidates and their full scores when the top `n` can be found without summing the
+        common terms' postings over the whole catalog (MaxScore); None when it cannot be sure.
+
+        Candidates are the docs of the rarer terms (under 1/SPARSE_SHARE of the catalog each); the
+        common terms' contributions are added to those docs only, by bisecting their doc lists. A doc
+        that has none of the rarer terms scores at most the sum of the common terms' largest
+        contributions, so when that bound is below the n-th best candidate's score, no such doc can
+        reach the top n and the answer is exact; otherwise the caller sums everything as usual."""
+        if sum(f[0].size for f in found) < _PRUNE_MIN_POSTINGS:
+            return None
+        limit = self.n_docs / self.SPARSE_SHARE
+        rare = [f for f in found if f[0].size < limit]
+        common = [f for f in found if f[0].size >= limit]
+        rare_postings = sum(f[0].size for f in rare)
+        if not rare or not common or rare_postings * 4 > sum(f[0].size for f in common):
+            return None  # nothing to gain: the rare terms' docs are about as many as all the postings
+        bound = sum(float(f[1].max()) for f in common)
+        docs, scores = self._sum(np.concatenate([f[0] for f in rare]), np.concatenate([f[1] for f in rare]))
+        if keep is not None:
+            kept = keep[docs]
+            docs, scores = docs[kept], scores[kept]
+        if docs.size < n:
+            return None
+        for term_docs, contrib, _, _ in common:
+            at = np.minimum(np.searchsorted(term_docs, docs), term_docs.size - 1)
+            hit = term_docs[at] == docs
+            scores[hit] += contrib[at[hit]]
+        nth = np.partition(scores, docs.size - n)[docs.size - n]
+        return (docs, scores) if bound < nth else None
+
     def _sum(self, docs: np.ndarray, contrib: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(docs ascending, summed score) over every doc in `docs` (one entry per term and doc)."""
         if docs.size * self.SPARSE_SHARE < self.n_docs:  # few matches: never touch catalog-sized arrays
@@ -201,7 +244,7 @@ class Scorer:
         return matched, scores[matched]
 
     @staticmethod
-    def _masks(top: np.ndarray, all_docs: np.ndarray, found: list[tuple[Any, ...]]
+    def _masks(top: np.ndarray, all_docs: np.ndarray | None, found: list[tuple[Any, ...]]
                ) -> tuple[np.ndarray, np.ndarray]:
         """Field and query-word bit masks of the `top` docs only. Few postings: each one is looked up
         among the top docs at once (a bisection), and only the matches are OR-ed. Many (common terms
@@ -209,7 +252,7 @@ class Scorer:
         so the work no longer grows with the postings."""
         fields = np.zeros(top.size, dtype=np.int64)
         groups = np.zeros(top.size, dtype=np.int64)
-        if all_docs.size > _PER_TERM_MASKS * len(found):
+        if all_docs is None or all_docs.size > _PER_TERM_MASKS * len(found):
             for term_docs, _, mask, bit in found:
                 at = np.minimum(np.searchsorted(term_docs, top), term_docs.size - 1)
                 hit = term_docs[at] == top

@@ -44,6 +44,7 @@ from .lookup import argument_error, pinned_tools, query_of, search_tools
 from .meta_tool import LIMIT_REACHED, BadSearchArguments, meta_tool, parse_search_arguments, render_answer
 from .options import InterceptorOptions
 from .report import CallRecord, Recorder, SearchRecord
+from . import values as _values
 from .session import Session
 from .values import (
     Answer,
@@ -63,25 +64,7 @@ from .values import (
     model_error,
 )
 
-__all__ = [
-    "Answer",
-    "AskModel",
-    "Exchange",
-    "Flow",
-    "Forced",
-    "ModelReply",
-    "Outcome",
-    "RunTools",
-    "SearchAnswer",
-    "ToolCall",
-    "ToolChoice",
-    "ToolOutput",
-    "TurnInput",
-    "Usage",
-    "model_error",
-    "search_tools",
-    "turn_flow",
-]
+__all__ = [*_values.__all__, "search_tools", "turn_flow"]  # the values are re-exported here
 
 
 def turn_flow(session: Session, retriever: Retriever, inp: TurnInput) -> Flow:

@@ -2,13 +2,22 @@
 
 Sources, all offline and committed:
 - `benchmarks/data/<dataset>/{tools,queries}.jsonl`: public catalogs with gold labels (bfcl, seal_tools;
-  provenance and licence in each folder's README.md / LICENSE.upstream);
+  provenance and licence in each folder's README.md / LICENSE.upstream); seal_tools also has the
+  upstream dev split, `queries_dev.jsonl` (700 queries, never used to tune anything);
+- `benchmarks/data/abstention/`: requests no tool serves (`unanswerable.jsonl`, with the catalogs that
+  CAN serve some of them listed per request and left out there) and an answerable control for the
+  bundled skills (`bundled_queries.jsonl`, short requests with their gold tool);
 - the bundled `skills/` folder of this repository;
 - `generate.py`: realistic generated tools for padding past the ~6k real ones.
 
 A catalog of size N (`sized_catalog`) always contains the tools some tasks need (`must_include`),
 then the bundled skills, then real tools in a fixed shuffled order, then generated ones: the same N
 gives the same catalog on every run, and larger catalogs contain the smaller ones.
+
+Tune and test halves: every labelled query set is split by a hash of the query id (`part(query)`).
+Knobs of the search policy added from issue 14 on (hit budget, no-good-match strength, need coverage)
+were tuned on the "tune" half only; the suites report the "test" half. (Older defaults, field boosts
+and clause weight, were chosen on whole sets before the split existed: the README says so.)
 
 Rows from the committed files are checked the way the catalog loader checks tools.jsonl (its fast
 JSON Schema check: full pydantic validation costs ~1.4 ms per tool, minutes at 100k); generated padding
@@ -21,6 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,15 +41,22 @@ from toolsearch import META_TOOL_NAME, Skill, Tool
 from .generate import generated_tools
 
 __all__ = [
+    "ABSTENTION_CATALOGS",
     "DATASETS",
     "DATA_DIR",
+    "PARTS",
     "Query",
     "REPO_ROOT",
     "bundled_tools",
+    "load_bundled_queries",
+    "load_dev_queries",
     "load_queries",
+    "load_unanswerable",
+    "part",
     "load_rows",
     "real_tools",
     "sized_catalog",
+    "split",
     "skills_of",
     "tool_from_row",
     "tool_to_row",
@@ -49,6 +66,8 @@ __all__ = [
 DATA_DIR = Path(__file__).resolve().parent / "data"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATASETS: tuple[str, ...] = ("bfcl", "seal_tools")
+PARTS: tuple[str, ...] = ("tune", "test")
+ABSTENTION_CATALOGS: tuple[str, ...] = ("bundled", "bfcl", "seal_tools")
 SEED = 20260101
 
 
@@ -95,11 +114,50 @@ def load_rows(dataset: str) -> tuple[dict[str, Any], ...]:
 @functools.cache
 def load_queries(dataset: str) -> tuple[Query, ...]:
     _check_dataset(dataset)
+    return _queries(DATA_DIR / dataset / "queries.jsonl", dataset)
+
+
+def part(query: Query) -> str:
+    """"tune" or "test": a fixed half of every query set, by a hash of the query id."""
+    return "tune" if zlib.crc32(query.id.encode()) % 2 == 0 else "test"
+
+
+def split(queries: Iterable[Query], which: str) -> tuple[Query, ...]:
+    """The queries of one half ("tune" or "test"), or all of them ("all")."""
+    if which not in (*PARTS, "all"):
+        raise ValueError(f"unknown part {which!r}; choose tune, test or all")
+    return tuple(q for q in queries if which == "all" or part(q) == which)
+
+
+def _queries(path: Path, dataset: str) -> tuple[Query, ...]:
     return tuple(
         Query(id=str(r["id"]), text=r["query"], gold=tuple(r["gold"]), subset=r.get("subset", ""),
               dataset=dataset)
-        for r in _read_jsonl(DATA_DIR / dataset / "queries.jsonl")
+        for r in _read_jsonl(path)
     )
+
+
+@functools.cache
+def load_dev_queries(dataset: str) -> tuple[Query, ...]:
+    """The upstream dev split (seal_tools only): a second held-out check, never tuned on."""
+    if dataset != "seal_tools":
+        raise ValueError(f"{dataset!r} has no dev split; only seal_tools does")
+    return _queries(DATA_DIR / dataset / "queries_dev.jsonl", dataset)
+
+
+@functools.cache
+def load_unanswerable(catalog: str) -> tuple[str, ...]:
+    """Requests no tool of `catalog` ("bundled", "bfcl", "seal_tools") serves."""
+    if catalog not in ABSTENTION_CATALOGS:
+        raise ValueError(f"unknown catalog {catalog!r}; choose one of {', '.join(ABSTENTION_CATALOGS)}")
+    rows = _read_jsonl(DATA_DIR / "abstention" / "unanswerable.jsonl")
+    return tuple(r["query"] for r in rows if catalog not in r.get("answerable_in", ()))
+
+
+@functools.cache
+def load_bundled_queries() -> tuple[Query, ...]:
+    """Short requests for the bundled skills with their gold tool (the answerable control there)."""
+    return _queries(DATA_DIR / "abstention" / "bundled_queries.jsonl", "bundled")
 
 
 def tool_from_row(row: dict[str, Any], *, trusted: bool = False) -> Tool:

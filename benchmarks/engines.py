@@ -4,7 +4,10 @@
 - `hybrid`: the Searcher with toolsearch.embed's `EmbeddingReranker`; `dense`: embedding similarity
   alone. Both only when the embed extra and its packaged model are installed
   (`available_rerank_modes()`), so suites skip them honestly instead of failing.
-- `rank-bm25`, `bm25s`, `bm25s+ids`: the plain baselines of baselines.py.
+- `bm25f-noabstain`: the Searcher with the no-good-match rule off (min_coverage and min_strength 0):
+  the reference for "answerable requests keep their recall" in the abstention report.
+- `rank-bm25`, `bm25s`, `bm25s+ids`, `bm25s-fair`, `pydantic-ai-keywords`, `fastmcp-bm25`: the
+  baselines of baselines.py (`LABELS` says what each one indexes and how it tokenizes).
 
 Engines are built from the same tool list, so all of them search exactly the same catalog.
 """
@@ -22,13 +25,35 @@ import numpy as np
 
 from toolsearch import Skill, Tool
 
-from .baselines import BM25S, RankBM25
+from .baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25
 from .data import skills_of, tool_to_row
 
-__all__ = ["BASELINES", "DenseEngine", "Engine", "SearcherEngine", "available_rerank_modes", "build_engine",
+__all__ = ["BASELINES", "LABELS", "NOT_RUNNABLE", "DenseEngine", "Engine", "SearcherEngine", "available_rerank_modes", "build_engine",
            "shared_embedder"]
 
-BASELINES: tuple[str, ...] = ("rank-bm25", "bm25s", "bm25s+ids")
+BASELINES: tuple[str, ...] = ("rank-bm25", "bm25s", "bm25s+ids", "bm25s-fair", "pydantic-ai-keywords",
+                              "fastmcp-bm25")
+
+# What each engine indexes of a tool, and how it tokenizes: printed next to every figure.
+LABELS: dict[str, str] = {
+    "bm25f": "toolsearch: 7 weighted fields (name, description, params, param docs, tags, examples, skill); "
+             "identifier split, folding, CJK bigrams, porter2; clauses; no-good-match rule",
+    "bm25f-noabstain": "as bm25f, no-good-match rule off",
+    "hybrid": "bm25f fused with all-MiniLM-L6-v2 cosine (name, description, parameters)",
+    "dense": "all-MiniLM-L6-v2 cosine only",
+    "rank-bm25": "name + description; lowercase [a-z0-9]+",
+    "bm25s": "name + description; lowercase [a-z0-9]+",
+    "bm25s+ids": "name + description; lowercase [a-z0-9]+, camelCase split",
+    "bm25s-fair": "all 7 fields as one text; our analyzer",
+    "pydantic-ai-keywords": "name + description; [a-z0-9]+ word-overlap count (pydantic-ai ToolSearch keywords)",
+    "fastmcp-bm25": "name + description + parameter names/descriptions; NFKC casefold [^\\W_]{2,} (FastMCP BM25SearchTransform)",
+}
+
+# Systems users pick that cannot run in this process, with the reason (reported, never silently dropped).
+NOT_RUNNABLE: dict[str, str] = {
+    "pydantic-ai-bm25": "pydantic-ai's ToolSearch(strategy='bm25') is Anthropic's server-side tool search; "
+                        "pydantic-ai has no local ranking code for it",
+}
 
 
 class Engine(Protocol):
@@ -47,12 +72,18 @@ class SearcherEngine:
 
         self.name = mode
         # The public way to turn the embedding rerank on; our embedder shares vectors with `dense`.
-        config = SearchConfig() if mode == "bm25f" else SearchConfig(rerank=mode, embedder=shared_embedder())  # type: ignore[arg-type]
+        if mode == "bm25f":
+            config = SearchConfig()
+        elif mode == "bm25f-noabstain":
+            config = SearchConfig(min_coverage=0.0, min_strength=0.0)
+        else:
+            config = SearchConfig(rerank=mode, embedder=shared_embedder())  # type: ignore[arg-type]
         skills = skills if skills is not None else skills_of(tools)
         self.searcher = Searcher(skills, index_dir, config=config, progress=progress)
 
     def search(self, query: str, k: int = 10) -> list[str]:
-        return [hit.name for hit in self.searcher.search(query, k)]
+        # adaptive=False: every engine is scored on exactly k hits (the interceptor uses the budget).
+        return [hit.name for hit in self.searcher.search(query, k, adaptive=False)]
 
 
 class DenseEngine:
@@ -126,7 +157,7 @@ def available_rerank_modes() -> tuple[str, ...]:
 def build_engine(name: str, tools: Sequence[Tool], *, index_dir: Path | None = None,
                  progress: bool = False, skills: Sequence[Skill] | None = None) -> Engine:
     """`skills`: the tools already grouped into skills (a catalog as loaded), for the Searcher."""
-    if name in ("bm25f", "hybrid", "rerank"):
+    if name in ("bm25f", "bm25f-noabstain", "hybrid", "rerank"):
         return SearcherEngine(tools, index_dir, mode=name, progress=progress, skills=skills)
     if name == "dense":
         return DenseEngine(tools, index_dir, progress=progress)
@@ -137,4 +168,10 @@ def build_engine(name: str, tools: Sequence[Tool], *, index_dir: Path | None = N
         return BM25S(rows)
     if name == "bm25s+ids":
         return BM25S(rows, split_identifiers=True)
+    if name == "bm25s-fair":
+        return BM25S(rows, fair=True)
+    if name == "pydantic-ai-keywords":
+        return PydanticAIKeywords(rows)
+    if name == "fastmcp-bm25":
+        return FastMCPBM25(rows)
     raise ValueError(f"unknown engine {name!r}; choose bm25f, hybrid, dense or one of {', '.join(BASELINES)}")

@@ -9,7 +9,13 @@ Strategies, same tasks, same catalog:
 - `all-tools`: every catalog tool's schema in every request (the plain client);
 - `toolsearch`: `toolsearch.wrap(client, searcher)` with default options (meta-tool, loadout);
 - `toolsearch+prefetch`: the same with `prefetch=True`;
-- `oracle`: exactly the task's gold tools plus the meta-tool (the plain client): the floor.
+- `oracle`: exactly the task's gold tools plus the meta-tool (the plain client): the floor;
+- `toolsearch-whole-task`: default options, driven by `whole_task.WholeTaskModel`, which searches with
+  the whole task text at most twice (issue 14: one search must serve every need of the request);
+- `oracle-no-meta`: the gold tools alone, no meta-tool: the ratios are given against both oracles.
+
+Tasks come from the held-out "test" half of each dataset (benchmarks.data.part): the search policy was
+tuned on the other half.
 
 Every request body the server receives is counted with tiktoken o200k_base, tools and messages
 separately (`toolsearch.tokens.schema_tokens` of each tool's JSON, and of the messages' JSON).
@@ -28,7 +34,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .data import DATASETS, Query, load_queries, real_tools, sized_catalog, skills_of
+from .data import DATASETS, Query, load_queries, real_tools, sized_catalog, skills_of, split
 from .report import table
 
 __all__ = ["GoldModel", "STRATEGIES", "markdown", "pick_tasks", "run", "search_plan"]
@@ -36,7 +42,8 @@ __all__ = ["GoldModel", "STRATEGIES", "markdown", "pick_tasks", "run", "search_p
 SIZES = (50, 200, 1_000, 5_000)
 QUICK_SIZES = (50, 200)
 MAX_TASKS, QUICK_TASKS = 40, 6
-STRATEGIES: tuple[str, ...] = ("all-tools", "toolsearch", "toolsearch+prefetch", "oracle")
+STRATEGIES: tuple[str, ...] = ("all-tools", "toolsearch", "toolsearch+prefetch", "toolsearch-whole-task", "oracle",
+                                "oracle-no-meta")
 MAX_CALLER_TURNS = 6  # caller round trips (tool results sent back) before a task is given up
 TOOL_RESULT = '{"status": "ok"}'
 _CLAUSE = re.compile(r"[.;?!]\s+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=[a-z]+\b)", re.I)
@@ -62,6 +69,11 @@ class GoldModel:
         self.gold = tuple(gold)
         self.meta = meta_tool_name
 
+    def next_searches(self, task: str, searched: list[str]) -> list[str]:
+        """The queries of the next search round: the task first, then all its clauses at once."""
+        todo = [q for q in search_plan(task) if q not in searched]
+        return todo[:1] if not searched else todo
+
     def respond(self, request: dict[str, Any]) -> dict[str, Any]:
         from toolsearch.testing.fake_model import call, reply, search
 
@@ -83,9 +95,8 @@ class GoldModel:
         ready = [g for g in missing if g in available]
         if ready:
             return reply(None, *(call(g, {}) for g in ready))
-        todo = [q for q in search_plan(task) if q not in searched]
-        if self.meta in available and todo:
-            batch = todo[:1] if not searched else todo
+        batch = self.next_searches(task, searched)
+        if self.meta in available and batch:
             return reply(None, *(search(q, name=self.meta) for q in batch))
         return reply(f"I could not find tools for: {', '.join(missing)}.")
 
@@ -104,7 +115,7 @@ def pick_tasks(size: int, limit: int) -> list[Task]:
     known = {t.name for t in real_tools()}
     pools = []
     for dataset in DATASETS:
-        multi = [q for q in load_queries(dataset) if len(set(q.gold)) >= 2 and set(q.gold) <= known]
+        multi = [q for q in split(load_queries(dataset), "test") if len(set(q.gold)) >= 2 and set(q.gold) <= known]
         random.Random(f"tasks-{dataset}").shuffle(multi)
         pools.append(multi)
     tasks, gold = [], set()
@@ -116,11 +127,13 @@ def pick_tasks(size: int, limit: int) -> list[Task]:
     return tasks
 
 
-def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """One task through `client`; returns the token counts of every request the server received."""
+def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | None,
+          model: Any = None, pinned: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """One task through `client` (`model`: the fake model, GoldModel by default); returns the token
+    counts of every request the server received."""
     from toolsearch.tokens import schema_tokens
 
-    server.model = GoldModel(task.gold)
+    server.model = model if model is not None else GoldModel(task.gold)
     first = len(server.requests)
     messages: list[dict[str, Any]] = [{"role": "user", "content": task.query.text}]
     called: set[str] = set()
@@ -143,6 +156,9 @@ def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | No
     sent = [[t["function"]["name"] for t in r.get("tools") or []] for r in requests]
     return {
         "tool_tokens": [sum(schema_tokens(t) for t in r.get("tools") or []) for r in requests],
+        # the same without the catalog's pinned tools (sent in every request whatever the search does)
+        "unpinned_tool_tokens": [sum(schema_tokens(t) for t in r.get("tools") or []
+                                     if t.get("function", {}).get("name") not in pinned) for r in requests],
         "message_tokens": [schema_tokens(r["messages"]) for r in requests],
         "complete": set(task.gold) <= called,
         # issue 9: requests whose tools keep the previous request's as a prefix (prompt cache kept)
@@ -158,6 +174,8 @@ def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
         "tasks": len(plays),
         "requests": len(tool_tokens),
         "tool_tokens_per_request": statistics.fmean(tool_tokens),
+        "unpinned_tool_tokens_per_request": statistics.fmean(t for p in plays for t in p.get(
+            "unpinned_tool_tokens", p["tool_tokens"])),
         "tool_tokens_per_task": statistics.fmean(sum(p["tool_tokens"]) for p in plays),
         "input_tokens_per_task": statistics.fmean(per_task),
         "round_trips_per_task": len(tool_tokens) / len(plays),
@@ -178,6 +196,7 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
     catalog = sized_catalog(size, must_include=must)
     by_name = {t.name: t for t in catalog}
     every = [toolsearch.export_tool(t) for t in catalog]
+    pinned = frozenset(t.name for t in catalog if t.pinned)
     meta = toolsearch.export_tool(meta_tool("tool_search", default_limit=5, max_limit=10))
     out: dict[str, Any] = {"size": size, "tasks": len(tasks), "strategies": {}}
     with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp, FakeModelServer(GoldModel(())) as server:
@@ -188,9 +207,15 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
             for task in tqdm(tasks, desc=f"tokens N={size:,} {strategy}", disable=not progress, leave=False):
                 if strategy == "all-tools":
                     plays.append(_play(plain, server, task, every))
-                elif strategy == "oracle":
+                elif strategy.startswith("oracle"):
                     gold = [toolsearch.export_tool(by_name[g]) for g in dict.fromkeys(task.gold)]
-                    plays.append(_play(plain, server, task, [*gold, meta]))
+                    plays.append(_play(plain, server, task, gold if strategy == "oracle-no-meta" else [*gold, meta]))
+                elif strategy == "toolsearch-whole-task":
+                    from .whole_task import WholeTaskModel
+
+                    wrapped = toolsearch.wrap(server.client(), searcher)
+                    plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None,
+                                       WholeTaskModel(task.gold), pinned=pinned))
                 else:
                     wrapped = toolsearch.wrap(server.client(), searcher, prefetch=strategy.endswith("prefetch"))
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
@@ -207,7 +232,18 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
         out["responses"] = responses_size(size, tasks, catalog, searcher, progress=progress)
     every_tokens = out["strategies"]["all-tools"]["tool_tokens_per_request"]
     oracle = out["strategies"]["oracle"]
+    bare = out["strategies"].get("oracle-no-meta", oracle)
     for summary in out["strategies"].values():
+        # per request, against the oracle with and without the meta-tool (issue 14)
+        summary["tool_request_ratio_to_oracle"] = (summary["tool_tokens_per_request"]
+                                                   / oracle["tool_tokens_per_request"])
+        summary["tool_request_ratio_to_bare_oracle"] = (summary["tool_tokens_per_request"]
+                                                        / bare["tool_tokens_per_request"])
+        # the oracle has no pinned tools: compare what the search loaded (issue 14's target)
+        summary["unpinned_request_ratio_to_oracle"] = (summary["unpinned_tool_tokens_per_request"]
+                                                       / oracle["tool_tokens_per_request"])
+        summary["unpinned_request_ratio_to_bare_oracle"] = (summary["unpinned_tool_tokens_per_request"]
+                                                            / bare["tool_tokens_per_request"])
         summary["tool_token_savings"] = 1 - summary["tool_tokens_per_request"] / every_tokens
         summary["input_ratio_to_oracle"] = summary["input_tokens_per_task"] / oracle["input_tokens_per_task"]
         summary["tool_ratio_to_oracle"] = summary["tool_tokens_per_task"] / oracle["tool_tokens_per_task"]
@@ -230,15 +266,20 @@ def markdown(result: dict[str, Any]) -> str:
             rows.append([f"{entry['size']:,}", f"**{name}**" if name.startswith("toolsearch") else name,
                          s["tool_tokens_per_request"], s["input_tokens_per_task"],
                          f"{100 * s['tool_token_savings']:.1f}%", s["input_ratio_to_oracle"],
-                         s["tool_ratio_to_oracle"], s["round_trips_per_task"], f"{100 * s['complete']:.0f}%"])
+                         s["tool_ratio_to_oracle"],
+                         f"{s.get('tool_request_ratio_to_oracle', 0):.2f}x / {s.get('tool_request_ratio_to_bare_oracle', 0):.2f}x",
+                         s["round_trips_per_task"], f"{100 * s['complete']:.0f}%"])
     tasks = ", ".join(f"{e['tasks']} at N={e['size']:,}" for e in result["sizes"])
     return (table(["N tools", "strategy", "tool tokens / request", "input tokens / task",
-                   "tool-token savings", "input vs oracle", "tool tokens vs oracle", "round trips / task",
+                   "tool-token savings", "input vs oracle", "tool tokens vs oracle",
+                   "tool tokens / request vs oracle (with / without meta-tool)", "round trips / task",
                    "gold tools all loaded"],
                   rows)
             + f"\n\nTasks (multi-step, 2+ gold tools): {tasks}. \"vs oracle\": per-task totals divided by "
               "the oracle's (input = tools + messages of every request). \"gold tools all loaded\": the "
-              "share of tasks whose gold tools were all found and called within the round cap."
+              "share of tasks whose gold tools were all found and called within the round cap. Tasks are "
+              "from the held-out test half. toolsearch-whole-task: the model searches with the whole task "
+              "text, at most twice (issue 14)."
             + _conversation_markdown(result)
             + _anthropic_markdown(result))
 

@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import latency, quality, runner, tokens
-from benchmarks.baselines import BM25S, RankBM25, tokenize
+from benchmarks import latency, quality, runner, targets, tokens
+from benchmarks.baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25, tokenize
 from benchmarks.data import (
+    ABSTENTION_CATALOGS,
+    load_bundled_queries,
+    load_dev_queries,
     load_queries,
     load_rows,
+    load_unanswerable,
+    part,
+    split,
     real_tools,
     sized_catalog,
     skills_of,
@@ -23,6 +29,9 @@ from benchmarks.data import (
 )
 from benchmarks.generate import generated_tools
 from benchmarks.metrics import METRICS, average, score_query
+from benchmarks.data import bundled_tools
+from benchmarks.engines import BASELINES, LABELS
+from benchmarks.whole_task import WholeTaskModel
 from toolsearch import Catalog, Tool
 from toolsearch.cli import main as cli_main
 
@@ -79,6 +88,32 @@ def test_committed_datasets_load_with_provenance():
     assert all(set(q.gold) <= names for q in load_queries("seal_tools"))
 
 
+def test_tune_and_test_halves_are_disjoint_fixed_and_balanced():
+    for name in ("bfcl", "seal_tools"):
+        queries = load_queries(name)
+        tune, test = split(queries, "tune"), split(queries, "test")
+        assert len(tune) + len(test) == len(queries) and not {q.id for q in tune} & {q.id for q in test}
+        assert 0.45 < len(test) / len(queries) < 0.55
+        assert all(part(q) == "test" for q in test)
+    dev = load_dev_queries("seal_tools")
+    assert len(dev) == 700 and not {q.id for q in dev} & {q.id for q in load_queries("seal_tools")}
+    with pytest.raises(ValueError, match="dev split"):
+        load_dev_queries("bfcl")
+    with pytest.raises(ValueError, match="part"):
+        split(dev, "train")
+
+
+def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
+    counts = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}
+    assert counts == {"bundled": 90, "bfcl": 58, "seal_tools": 56}
+    assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled")
+    assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl")  # bfcl books flights
+    bundled = {t.name for t in bundled_tools()}
+    assert all(set(q.gold) <= bundled for q in load_bundled_queries())
+    with pytest.raises(ValueError, match="catalog"):
+        load_unanswerable("nope")
+
+
 def test_generated_tools_are_valid_distinct_and_deterministic():
     rows = generated_tools(3000)
     assert rows == generated_tools(3000)
@@ -115,9 +150,20 @@ def test_tokenizer_and_baselines_rank_the_obvious_tool_first():
         {"name": "send_email", "description": "Send an email message"},
         {"name": "add_numbers", "description": "Add two numbers"},
     ]
-    for engine in (RankBM25(rows), BM25S(rows), BM25S(rows, split_identifiers=True)):
-        assert engine.search("what is the weather in Paris", 2)[0] == "get_weather"
+    engines = (RankBM25(rows), BM25S(rows), BM25S(rows, split_identifiers=True), BM25S(rows, fair=True),
+               PydanticAIKeywords(rows), FastMCPBM25(rows))
+    for engine in engines:
+        assert engine.search("what is the weather in Paris", 2)[0] == "get_weather", engine.name
         assert engine.search("zzz qqq", 3) == []  # nothing matched: nothing ranked
+        assert engine.name in LABELS and engine.name in BASELINES
+
+
+def test_fair_bm25s_sees_every_field_through_our_analyzer():
+    rows = [{"name": "getForecast", "description": "Weather outlook",
+             "parameters": {"type": "object", "properties": {"municipality": {"type": "string"}}}},
+            {"name": "send_email", "description": "Send an email message"}]
+    assert BM25S(rows, fair=True).search("forecasts for a municipality", 2) == ["getForecast"]
+    assert BM25S(rows).search("forecasts for a municipality", 2) == []  # name + description, no stemming
 
 
 def test_bm25s_save_and_load_round_trip(tmp_path):
@@ -156,6 +202,22 @@ def test_gold_model_searches_then_calls_then_answers():
     assert "could not find" in model.respond(_request(after, ["a"]))["content"]
 
 
+def test_whole_task_model_searches_the_whole_task_at_most_twice():
+    model = WholeTaskModel(["a", "b"])
+    user = {"role": "user", "content": "Find a thing, and then book the other thing for me."}
+    history = [user]
+    for _ in range(2):  # two searches, each with the whole task text
+        reply = model.respond(_request(history, ["tool_search"]))
+        (only,) = reply["tool_calls"]
+        assert json.loads(only["function"]["arguments"])["query"] == user["content"]
+        history += [{"role": "assistant", "tool_calls": reply["tool_calls"]},
+                    {"role": "tool", "tool_call_id": only["id"], "content": "no"}]
+    assert "could not find" in model.respond(_request(history, ["tool_search"]))["content"]
+    # loaded gold tools are called at once, all of them
+    loaded = model.respond(_request([user], ["tool_search", "a", "b"]))
+    assert [c["function"]["name"] for c in loaded["tool_calls"]] == ["a", "b"]
+
+
 # --- smoke runs of each suite ----------------------------------------------------------------------------
 
 def test_tokens_suite_smoke():
@@ -166,6 +228,9 @@ def test_tokens_suite_smoke():
     assert set(s) == set(tokens.STRATEGIES)
     assert s["all-tools"]["tool_tokens_per_request"] > s["toolsearch"]["tool_tokens_per_request"]
     assert s["oracle"]["input_ratio_to_oracle"] == 1.0 and s["oracle"]["complete"] == 1.0
+    assert s["oracle-no-meta"]["tool_tokens_per_request"] < s["oracle"]["tool_tokens_per_request"]
+    assert s["toolsearch-whole-task"]["tool_request_ratio_to_bare_oracle"] > s["toolsearch-whole-task"][
+        "tool_request_ratio_to_oracle"]
     assert s["all-tools"]["round_trips_per_task"] == 2.0  # call every gold tool at once, then answer
     assert "input vs oracle" in tokens.markdown(result)
 
@@ -173,12 +238,22 @@ def test_tokens_suite_smoke():
 def test_quality_suite_smoke(monkeypatch):
     monkeypatch.setattr(quality, "QUICK_QUERIES", 8)
     result = quality.run(quick=True, progress=False, max_tools=150)
-    for dataset in ("bfcl", "seal_tools"):
+    assert set(result["datasets"]) == {"bfcl", "seal_tools", "seal_tools_dev"}
+    for dataset in result["datasets"]:
         engines = result["datasets"][dataset]["engines"]
-        assert {"bm25f", "rank-bm25", "bm25s"} <= set(engines)
-        assert all(0 <= e["overall"]["R@5"] <= 1 for e in engines.values())
+        assert {"bm25f", "bm25f-noabstain", "bm25s-fair", "pydantic-ai-keywords", "fastmcp-bm25"} <= set(engines)
+        assert all(0 <= e["overall"]["R@5"] <= 1 and 0 <= e["answered"] <= 1 for e in engines.values())
         assert sum(sub["n"] for sub in engines["bm25f"]["subsets"].values()) == 8
-    assert "Recall@5 by subset" in quality.markdown(result)
+        assert "test half" in result["datasets"][dataset]["set"] or "dev" in result["datasets"][dataset]["set"]
+    assert set(result["abstention"]) == {"bundled", "bfcl", "seal_tools"}
+    bundled = result["abstention"]["bundled"]["engines"]
+    assert bundled["bm25f"]["abstained"] > bundled["fastmcp-bm25"]["abstained"]  # the honest no-match
+    assert bundled["bm25f-noabstain"]["answered"] == 1.0
+    text = quality.markdown(result)
+    assert "Recall@5 by subset" in text and "Abstention" in text and "not tuned on" in text
+    assert "pydantic-ai-bm25" in text  # the strategy that cannot run here is named, with the reason
+    lines = targets.check("quality", result)
+    assert any("abstains" in line["target"] for line in lines)
 
 
 def test_latency_suite_smoke(monkeypatch):

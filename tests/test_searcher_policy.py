@@ -41,19 +41,23 @@ REQUEST = ("Read the CSV spreadsheet file sales.csv and summarise its rows and c
 def test_one_need_keeps_k_and_several_needs_get_a_budget_within_max_hits():
     s = Searcher(office_skills())
     assert s.hit_budget("read a csv spreadsheet file", 5) == 5
-    assert s.hit_budget(REQUEST, 3) == 8  # four needs (read, summarise, chart, email), 2 per need
+    assert s.hit_budget(REQUEST, 3) == 6  # four needs (read, summarise, chart, email), 2 per need, max 6
     assert s.hit_budget(REQUEST, 9) == 9  # never below k
     assert s.hit_budget("Read the CSV file sales.csv. It came from Bob yesterday. Thanks a lot for this.", 3) == 3  # context only
-    capped = Searcher(office_skills(), config=SearchConfig(hits_per_need=4, max_hits=7))
-    assert capped.hit_budget(REQUEST, 3) == 7
+    wide = Searcher(office_skills(), config=SearchConfig(hits_per_need=4, max_hits=10))
+    assert wide.hit_budget(REQUEST, 3) == 10
     assert len(s.search("read a csv spreadsheet file", 3)) == 3
 
 
 def test_every_need_of_a_request_is_served_within_its_budget():
     s = Searcher(office_skills())
     names = [h.name for h in s.search(REQUEST, 3)]
-    assert len(names) == s.hit_budget(REQUEST, 3)
-    assert {"bar_chart", "send_email"} <= set(names) and any(n.startswith(("csv", "read_csv")) for n in names)
+    # Up to the budget; hits far below the best one (min_relative_score) are left for a repeated search,
+    # but never a need's best tool.
+    assert 3 < len(names) <= s.hit_budget(REQUEST, 3)
+    assert {"bar_chart", "send_email", "read_csv_file", "csv_summary"} <= set(names)
+    every = [h.name for h in Searcher(office_skills(), config=SearchConfig(min_relative_score=0)).search(REQUEST, 3)]
+    assert len(every) == s.hit_budget(REQUEST, 3) and set(names) <= set(every)
     # Strict k: still one tool per need within k places (each need's best tool is guaranteed a place).
     strict = [h.name for h in s.search(REQUEST, 4, adaptive=False)]
     assert len(strict) == 4 and {"bar_chart", "send_email", "read_csv_file", "csv_summary"} == set(strict)
@@ -69,7 +73,7 @@ def test_a_repeated_search_with_exclude_returns_the_next_best_tools():
     again = [h.name for h in s.search(REQUEST, 3, adaptive=False, exclude=first)]
     assert len(again) == 3 and not set(first) & set(again) and set(again) <= relevant
     # Once every tool that serves the request is loaded, the honest answer is "no good match".
-    everything = [h.name for h in s.search(REQUEST, 10)]
+    everything = [h.name for h in s.search(REQUEST, 10, adaptive=False)]
     assert set(everything) >= relevant and s.search(REQUEST, 3, exclude=everything) == []
 
 

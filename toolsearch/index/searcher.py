@@ -48,6 +48,7 @@ _SELECT = re.compile(r"^\s*select\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_CORRECTIONS = 3  # vocabulary terms tried per misspelled query word
 _CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
+_ALWAYS_KEPT = 3  # hits an adaptive search keeps whatever their score (one need keeps its 3-5)
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 
 
@@ -281,8 +282,8 @@ class Searcher:
         adaptive = self.config.adaptive_hits if adaptive is None else adaptive
         most = self._budget(len(needs), k) if adaptive else k
         depth = max(most, self.config.rerank_depth) if self._reranker else most
-        ranked, verdict, served = self._rank(state, text, depth, k, keep, needs)
-        n = self._budget(served, k) if adaptive else k
+        ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
+        n = self._budget(max(len(tops), 1), k) if adaptive else k
         closest = self._closest(text)
         if closest is not None and closest < self.config.min_dense_similarity:
             return []  # the embedding agrees with nothing in the catalog: no good match
@@ -292,6 +293,11 @@ class Searcher:
                     closest is None or closest >= self.config.dense_only_similarity):
                 return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
+        if adaptive and self.config.min_relative_score > 0 and not self._reranker:
+            # Hits far below the best are noise the model would pay for in tokens (kept: one at least).
+            # The first _ALWAYS_KEPT hits and each need's best tool stay whatever their score.
+            floor = self.config.min_relative_score * ranked[0].score
+            ranked = ranked[:_ALWAYS_KEPT] + [r for r in ranked[_ALWAYS_KEPT:n] if r.score >= floor or r.doc in tops]
         hits = self._hits(state, ranked)
         if self._reranker:
             hits = _kept(self._reranker.rerank(text, hits, n + _extra(keep)), state, keep)
@@ -321,8 +327,8 @@ class Searcher:
         needs = self._needs(text)
         if not needs or self._direct(state, text) is not None:
             return k
-        served = self._rank(state, text, self._budget(len(needs), k), k, None, needs)[2]
-        return self._budget(served, k)
+        tops = self._rank(state, text, self._budget(len(needs), k), k, None, needs)[2]
+        return self._budget(max(len(tops), 1), k)
 
     def _budget(self, needs: int, k: int) -> int:
         if needs < 2:
@@ -383,27 +389,29 @@ class Searcher:
         return [Hit(t.name, 1.0, t.skill, ("name",), t) for t in tools]
 
     def _rank(self, state: _State, text: str, n: int, judged: int, keep: np.ndarray | None,
-              needs: list[str]) -> tuple[list[Ranked], Verdict, int]:
+              needs: list[str]) -> tuple[list[Ranked], Verdict, frozenset[int]]:
         """Top `n`, the evidence for the no-good-match verdict (judged on the whole query's top
-        `judged`) and how many separate needs the query turned out to have; a query of several
-        requests has each one ranked in too and given its share of the places (`_with_clauses`)."""
+        `judged`) and the best tool of each separate need the query turned out to have (empty for a
+        query of one need); a query of several requests has each one ranked in too and given its share
+        of the places (`_with_clauses`)."""
         if not needs:
             ranked, verdict = self._rank_one(state, text, n, judged, keep)
-            return ranked, verdict, 1
+            return ranked, verdict, frozenset()
         # Deeper lists to fuse: a tool 6th for the whole query may be 1st for one of its clauses.
         ranked, verdict = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged, keep)
         if not ranked:
-            return ranked, verdict, 1
-        ranked, served = self._with_clauses(state, ranked, needs, n, judged, keep)
+            return ranked, verdict, frozenset()
+        ranked, tops = self._with_clauses(state, ranked, needs, n, judged, keep)
         # Judged on the places the needs ended up with: once one need's tools are excluded (loaded
         # already), the next-best for another need must still count as a match.
         fused = self._coverage(ranked[:judged], list(verdict.weights))
         if fused > verdict.coverage:
             verdict = replace(verdict, coverage=fused)
-        return ranked, verdict, served
+        return ranked, verdict, tops
 
     def _with_clauses(self, state: _State, ranked: list[Ranked], clauses: list[str],
-                      n: int, judged: int, keep: np.ndarray | None = None) -> tuple[list[Ranked], int]:
+                      n: int, judged: int, keep: np.ndarray | None = None
+                      ) -> tuple[list[Ranked], frozenset[int]]:
         """Fuse the whole query's ranking with each clause's ("read the CSV, then email the chart to
         Ann"), allocate the first places across the needs, and count the needs.
 
@@ -441,10 +449,10 @@ class Searcher:
         # the order they were found in (whole query first, clauses in order).
         found = {doc: i for i, doc in enumerate(best)}
         fused = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
-        served = max(len(lists), 1)
-        if not self.config.allocate or served < 2 or len(fused) <= judged:
-            return fused[:n], served
-        return self._allocate(fused, lists, judged, n, best), served
+        tops = frozenset(firsts) if len(firsts) > 1 else frozenset()
+        if not self.config.allocate or not tops or len(fused) <= judged:
+            return fused[:n], tops
+        return self._allocate(fused, lists, judged, n, best), tops
 
     @staticmethod
     def _allocate(fused: list[Ranked], lists: list[list[Ranked]], k: int, n: int,

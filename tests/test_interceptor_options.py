@@ -115,7 +115,7 @@ def test_profile_filters_searches_and_refuses_calls_outside_it(tmp_path):
 
     class NoMail:
         def permits(self, tool):
-            return tool.skill != "mail"
+            return tool.skill not in ("mail", "notes")  # notes: the pinned "remember" is hidden too
 
     with pytest.raises(ConfigError, match="permits"):
         InterceptorOptions(profile=object())
@@ -127,6 +127,6 @@ def test_profile_filters_searches_and_refuses_calls_outside_it(tmp_path):
         response = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "mail bob"}])
         requests = server.requests
     searcher.close()
-    assert all("send_email" not in [t["function"]["name"] for t in r["tools"]] for r in requests)
+    assert all({"send_email", "remember"}.isdisjoint(t["function"]["name"] for t in r["tools"]) for r in requests)
     assert "not allowed" in requests[2]["messages"][-1]["content"]
     assert response.choices[0].message.content == "I cannot send mail."

@@ -83,13 +83,14 @@ class _Turn:
         self.meta = meta_tool(
             self.o.meta_tool_name, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
         )
-        self.pinned = tuple(
-            t for t in pinned_tools(self.o, self.catalog) if t.name not in inp.caller_tools
+        profile = session.profile if session.profile is not None else self.o.profile
+        self.allow: Callable[[Tool], bool] | None = profile.permits if profile is not None else None
+        self.pinned = tuple(  # a profile hides pinned tools it does not permit, too
+            t for t in pinned_tools(self.o, self.catalog)
+            if t.name not in inp.caller_tools and (self.allow is None or self.allow(t))
         )
         self.pinned_names = frozenset(t.name for t in self.pinned)
         self.fixed_tokens = sum(tool_tokens(t) for t in self.pinned) + tool_tokens(self.meta)
-        profile = session.profile if session.profile is not None else self.o.profile
-        self.allow: Callable[[Tool], bool] | None = profile.permits if profile is not None else None
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> Flow:
@@ -168,6 +169,7 @@ class _Turn:
         if inp.history_tools and self.s.fresh:
             restored = self.s.restore(
                 n for n in inp.history_tools if n not in inp.caller_tools and n not in self.pinned_names
+                and (self.allow is None or ((t := self.catalog.get(n)) is not None and self.allow(t)))
             )
             self.rec.note_change(restored)
         forced = inp.forced

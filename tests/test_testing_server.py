@@ -139,3 +139,13 @@ def test_test_only_reply_keys_shape_the_response():
         assert first.choices[0].message.reasoning_content == "hm"
         assert client.chat.completions.create(model="m", messages=USER, tools=[TOOL]).choices[0].finish_reason == "length"
         assert client.chat.completions.create(model="m", messages=USER).choices == []
+
+
+def test_custom_tools_are_accepted_and_unknown_tool_types_rejected():
+    custom = {"type": "custom", "custom": {"name": "run_sql", "description": "SQL"}}
+    with FakeModelServer(ScriptedModel([reply("ok")])) as server:
+        client = server.client()
+        client.chat.completions.create(model="m", messages=USER, tools=[TOOL, custom],
+                                       tool_choice={"type": "custom", "custom": {"name": "run_sql"}})
+        with pytest.raises(openai.BadRequestError, match="invalid type"):
+            client.chat.completions.create(model="m", messages=USER, tools=[{"type": "magic", "magic": {}}])

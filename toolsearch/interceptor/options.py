@@ -37,8 +37,8 @@ class InterceptorOptions:
       `"return"` returns that response as is (search calls removed).
     - `search_limit` / `max_search_limit`: hits per search by default / the most the model may ask for.
     - `max_loaded_tools` / `max_loaded_tokens`: budgets of the session's loaded tools (schema tokens,
-      o200k_base). Searches load only what fits; at a user-turn boundary, a loadout fuller than
-      `low_water` of a budget is shed in one batch (least recently used first) down to `low_water/4`, so
+      o200k_base). Searches load only what fits; at a user-turn boundary, a loadout at least
+      `low_water` full on a budget is shed in one batch (least recently used first) down to `low_water/4`, so
       the tool list (and the provider's prompt cache) changes rarely.
     - `pinned`: catalog tools always sent (in addition to tools marked `pinned` in their skill).
     - `prefetch` / `prefetch_limit`: search with the latest user message before the first model call of

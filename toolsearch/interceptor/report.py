@@ -125,10 +125,12 @@ class Recorder:
 
     def start_round(self, *, tools_sent: tuple[str, ...], tool_tokens: int, meta: bool,
                     prefix_stable: bool = True, tool_choice: Any = None) -> None:
-        self.rounds.append({
+        first = not self.rounds  # changes made before the first request (turn-edge eviction, prefetch,
+        self.rounds.append({      # restore, a forced tool) are shown on the first round
             "index": len(self.rounds) + 1, "tools_sent": tools_sent, "tool_tokens": tool_tokens,
             "meta_offered": meta, "prefix_stable": prefix_stable, "tool_choice": tool_choice,
-            "searches": [], "calls": [], "loaded": [], "evicted": [], "usage": Usage(),
+            "searches": [], "calls": [], "loaded": list(self.loaded) if first else [],
+            "evicted": list(self.evicted) if first else [], "usage": Usage(),
         })
 
     def update_round(self, **changes: Any) -> None:

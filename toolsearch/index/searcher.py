@@ -294,8 +294,9 @@ class Searcher:
                 return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
         if adaptive and self.config.min_relative_score > 0 and not self._reranker:
-            # Hits far below the best are noise the model would pay for in tokens (kept: one at least).
-            # The first _ALWAYS_KEPT hits and each need's best tool stay whatever their score.
+            # Hits well below the best cost the model tokens and are one repeated search away; the
+            # first _ALWAYS_KEPT hits and each need's best tool stay whatever their score. (Not with a
+            # reranker: it reorders, so BM25F scores say little about its order.)
             floor = self.config.min_relative_score * ranked[0].score
             ranked = ranked[:_ALWAYS_KEPT] + [r for r in ranked[_ALWAYS_KEPT:n] if r.score >= floor or r.doc in tops]
         hits = self._hits(state, ranked)

@@ -62,7 +62,7 @@ def _client(args: argparse.Namespace, tasks: list[Any], fake_model: Any) -> tupl
         return server, server.client(), "fake-claude", THINKING
     from anthropic import Anthropic
 
-    model = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+    model = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6")
     client = Anthropic()
     print(f"model: {model} at {client.base_url}")
     return None, client, model, None

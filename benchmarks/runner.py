@@ -63,7 +63,7 @@ def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
                   f"{result['seconds']:.0f} s._", "", module.markdown(result), ""]
         checks = targets.check(name, result) if name != "mcp" else []  # issue 12 sets no numeric target
         if checks:
-            parts += ["Targets (issue 6):", "", targets.render(checks), ""]
+            parts += ["Targets (issues 6 and 14):", "", targets.render(checks), ""]
         if plots and name != "mcp":  # the mcp suite is one table, no plot
             parts += [f"![{name}]({name}.png)", ""]
     if plots and results:

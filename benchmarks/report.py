@@ -86,3 +86,20 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(c if isinstance(c, str) else fmt(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def cache_table(result: dict[str, Any], key: str, title: str, note: str) -> str:
+    """The per-API token table of the provider modules (tokens_responses, tokens_anthropic): input,
+    the share read from the simulated prompt cache, effective input, requests and completion."""
+    rows = []
+    for entry in result["sizes"]:
+        for name, s in (entry.get(key) or {}).items():
+            rows.append([f"{entry['size']:,}", f"**{name}**" if name.endswith("native") else name,
+                         s["input_tokens_per_task"], f"{100 * s['cache_read_share']:.0f}%",
+                         s["effective_input_per_task"], s["requests_per_task"], f"{100 * s['complete']:.0f}%"])
+    if not rows:
+        return ""
+    return (f"\n\n### {title}\n\n"
+            + table(["N tools", "strategy", "input tokens / task", "read from cache", "effective input / task",
+                     "requests / task", "gold tools all called"], rows)
+            + "\n\n" + note)

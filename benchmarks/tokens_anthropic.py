@@ -24,7 +24,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .report import table
+from .report import cache_table
 
 __all__ = ["STRATEGIES", "markdown", "run_size"]
 
@@ -114,17 +114,7 @@ def run_size(size: int, tasks: list[Any], catalog: list[Any], searcher: Any, *, 
 
 
 def markdown(result: dict[str, Any]) -> str:
-    rows = []
-    for entry in result["sizes"]:
-        for name, s in (entry.get("anthropic") or {}).items():
-            rows.append([f"{entry['size']:,}", f"**{name}**" if name.endswith("native") else name,
-                         s["input_tokens_per_task"], f"{100 * s['cache_read_share']:.0f}%",
-                         s["effective_input_per_task"], s["requests_per_task"], f"{100 * s['complete']:.0f}%"])
-    if not rows:
-        return ""
-    return ("\n\n### Anthropic Messages API\n\n"
-            + table(["N tools", "strategy", "input tokens / task", "read from cache", "effective input / task",
-                     "requests / task", "gold tools all called"], rows)
-            + "\n\nAutomatic prompt caching on every request; cache as simulated by the fake server (Anthropic's "
-              "documented rules, o200k_base counts). \"Effective input\": uncached + 1.25 x cache writes + "
-              "0.1 x cache reads.")
+    return cache_table(result, "anthropic", "Anthropic Messages API", (
+        "Automatic prompt caching on every request; cache as simulated by the fake server (Anthropic's "
+        "documented rules, o200k_base counts). \"Effective input\": uncached + 1.25 x cache writes + "
+        "0.1 x cache reads."))

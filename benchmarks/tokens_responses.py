@@ -25,7 +25,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .report import table
+from .report import cache_table
 
 __all__ = ["STRATEGIES", "markdown", "run_size"]
 
@@ -105,17 +105,7 @@ def run_size(size: int, tasks: list[Any], catalog: list[Any], searcher: Any, *, 
 
 
 def markdown(result: dict[str, Any]) -> str:
-    rows = []
-    for entry in result["sizes"]:
-        for name, s in (entry.get("responses") or {}).items():
-            rows.append([f"{entry['size']:,}", f"**{name}**" if name.endswith("native") else name,
-                         s["input_tokens_per_task"], f"{100 * s['cache_read_share']:.0f}%",
-                         s["effective_input_per_task"], s["requests_per_task"], f"{100 * s['complete']:.0f}%"])
-    if not rows:
-        return ""
-    return ("\n\n### OpenAI Responses API\n\n"
-            + table(["N tools", "strategy", "input tokens / task", "read from cache", "effective input / task",
-                     "requests / task", "gold tools all called"], rows)
-            + "\n\nFull input replay; prompt cache as simulated by the fake server (OpenAI's documented rules: "
-              "longest shared prefix, 1024-token minimum, 128-token steps; o200k_base counts). \"Effective "
-              "input\": uncached + 0.1 x cached input.")
+    return cache_table(result, "responses", "OpenAI Responses API", (
+        "Full input replay; prompt cache as simulated by the fake server (OpenAI's documented rules: "
+        "longest shared prefix, 1024-token minimum, 128-token steps; o200k_base counts). \"Effective "
+        "input\": uncached + 0.1 x cached input."))

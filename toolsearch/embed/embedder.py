@@ -96,8 +96,8 @@ log = logging.getLogger(__name__)
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded lazily on first use (thread-safe).
 
-    model                hub name, local folder, or None: `$TOOLSEARCH_EMBED_MODEL` if set (so the CLI and
-                         the MCP server can use another model), else the packaged all-MiniLM-L6-v2
+    model                hub name, local folder, or None: `$TOOLSEARCH_EMBED_MODEL` if set (so the CLI's
+                         --rerank can use another model), else the packaged all-MiniLM-L6-v2
     backend              "auto": ONNX Runtime when `onnxruntime` is installed (exporting the model once
                          per machine, checked against torch), else torch; "onnx": ONNX Runtime or an
                          error; "torch": always sentence-transformers. None: `$TOOLSEARCH_EMBED_BACKEND`,

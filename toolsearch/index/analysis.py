@@ -212,19 +212,26 @@ def query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
 def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     terms: dict[str, None] = {}
     words: dict[str, str] = {}
-    for match in _CHUNK.finditer(text):
-        chunk = match.group()
-        tokens = _chunk_tokens(chunk)
-        cjk = _HAS_CJK.search(chunk) is not None
-        # A plain word, or a CJK bigram: words whose absence from every hit counts against the hits.
-        plain = cjk or (len(tokens) == 1 and _PLAIN_WORD.match(fold(chunk)) is not None)
-        for token in tokens:
-            term = _normalize(token)
-            if term is not None:
-                terms[term] = None
-                if plain:
-                    words.setdefault(term, token.lower())
+    query_chunk = _query_chunk
+    for chunk in _CHUNK.findall(text):
+        for term, word in query_chunk(chunk):
+            terms[term] = None
+            if word is not None:
+                words.setdefault(term, word)
     return list(terms), list(words.items())
+
+
+@lru_cache(maxsize=200_000)
+def _query_chunk(chunk: str) -> tuple[tuple[str, str | None], ...]:
+    """(term, lowercase word when the chunk is a meaningful word else None) of each kept token of one
+    query chunk: a search analyses the whole query and then each of its clauses, which repeat its
+    chunks, so the per-chunk work is done once."""
+    tokens = _chunk_tokens(chunk)
+    # A plain word, or a CJK bigram: words whose absence from every hit counts against the hits.
+    plain = _HAS_CJK.search(chunk) is not None or (
+        len(tokens) == 1 and _PLAIN_WORD.match(fold(chunk)) is not None)
+    return tuple((term, token.lower() if plain else None)
+                 for token in tokens if (term := _normalize(token)) is not None)
 
 
 # Sentence ends, line breaks, and the connectives people use to chain requests.

@@ -442,10 +442,11 @@ class Searcher:
             scale = self.config.clause_weight * top / sub[0].score
             for r in sub:
                 seen = best.get(r.doc)
-                if seen is None or r.score * scale > seen.score:
-                    fields = r.fields | (seen.fields if seen else 0)
-                    best[r.doc] = replace(r, score=r.score * scale, fields=fields,
-                                          groups=seen.groups if seen else 0)
+                score = r.score * scale
+                if seen is None:
+                    best[r.doc] = Ranked(r.doc, score, r.fields, 0)
+                elif score > seen.score:
+                    best[r.doc] = Ranked(r.doc, score, r.fields | seen.fields, seen.groups)
         # Clause tops tie at clause_weight * top: the whole query's own score breaks the tie, then
         # the order they were found in (whole query first, clauses in order).
         found = {doc: i for i, doc in enumerate(best)}
@@ -480,11 +481,12 @@ class Searcher:
     def _rank_one(self, state: _State, text: str, n: int, judged: int,
                   keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:
         terms, words = query_terms(text)
+        scorer = state.scorer
         # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
         # searched, but not a word whose absence should count against the hits.
-        meaningful = [t for t, _ in words if state.scorer.df(t) or not is_cjk(t)][:63]
+        meaningful = [t for t, _ in words if scorer.df(t) or not is_cjk(t)][:63]
         group = {t: i for i, t in enumerate(meaningful)}
-        weight = [state.scorer.idf(t) for t in meaningful]
+        weight = [scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
         ranked = state.scorer.rank(query, n, keep=keep)
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
@@ -509,11 +511,13 @@ class Searcher:
         mentions ("the weather in Paris", "email Bob"); at full idf those names would outweigh the words
         that did match, yet a query mostly made of unknown words ("quantum entanglement of kittens in a
         file") should still get no answer, as does a query of unknown words only."""
-        known = [w for t, w in zip(meaningful, weight) if state.scorer.df(t)]
+        df = state.scorer.df
+        seen = [bool(df(t)) for t in meaningful]
+        known = [w for s, w in zip(seen, weight) if s]
         if not known or len(known) == len(weight):
             return weight
         unknown = (sum(known) / len(known) + max(weight)) / 2
-        return [w if state.scorer.df(t) else unknown for t, w in zip(meaningful, weight)]
+        return [w if s else unknown for s, w in zip(seen, weight)]
 
     @staticmethod
     def _coverage(ranked: list[Ranked], weight: list[float]) -> float:

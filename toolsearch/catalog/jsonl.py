@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["check_schema", "load_jsonl"]
 
 _SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema")
+_SET_FIELDS = frozenset({"name", "description", "input_schema", "skill"})
+_DEFAULTS: dict[str, Any] = {
+    f: Tool.model_fields[f].default for f in Tool.model_fields if f not in _SET_FIELDS
+}
 _TEXT = {"description", "title", "$comment"}  # must be strings; their content never matters
 _ANY = {"default", "const"}  # the metaschema accepts any value
 _ARRAY = {"enum", "examples"}  # must be arrays; items can be anything
@@ -155,8 +159,12 @@ def _tool_from_line(
     error = check_schema(schema)
     if error:
         return problem(error, key or "parameters", "give a JSON Schema object with type: object")
+    # Every field given, so `model_construct` copies no default (it deep-copies the `RetryPolicy`
+    # default per tool, a tenth of a load); the shared policy is frozen. `_fields_set` keeps what the
+    # tool reports as set exactly as when only these four were passed.
     tool = Tool.model_construct(
-        name=name, description=description, input_schema={**EMPTY_SCHEMA, **schema}, skill=skill
+        set(_SET_FIELDS), name=name, description=description, input_schema={**EMPTY_SCHEMA, **schema},
+        skill=skill, **_DEFAULTS,
     )
     return tool, None
 
@@ -177,7 +185,7 @@ def check_schema(schema: Any) -> str | None:
     if schema.get("type", "object") != "object":
         return f"the schema must describe an object (type: object), got type {schema.get('type')!r}"
     for node in _nodes(schema):
-        if isinstance(node, dict) and not _shape_ok(json.dumps(_shape(node), sort_keys=True)):
+        if isinstance(node, dict) and not _node_ok(_shape(node)):
             from jsonschema import Draft202012Validator
             from jsonschema.exceptions import SchemaError
 
@@ -188,6 +196,23 @@ def check_schema(schema: Any) -> str | None:
                 return f"not a valid JSON Schema at {where}: {exc.message}"
             return "not a valid JSON Schema"
     return None
+
+
+_SEEN: dict[str, bool] = {}  # repr(shape) -> valid: a C-speed key, where json.dumps costs 30 us a node
+
+
+def _node_ok(shape: Any) -> bool:
+    """Whether a node's shape is valid. Keyed by `repr`, which tells apart what JSON tells apart (true
+    from 1, 1 from 1.0, strings by quotes); a shape not seen yet goes through the canonical JSON key
+    below exactly as before (so a value JSON cannot hold still fails there)."""
+    key = repr(shape)
+    ok = _SEEN.get(key)
+    if ok is None:
+        ok = _shape_ok(json.dumps(shape, sort_keys=True))
+        if len(_SEEN) >= 4096:  # bounded like the lru_cache below
+            _SEEN.clear()
+        _SEEN[key] = ok
+    return ok
 
 
 @lru_cache(maxsize=4096)

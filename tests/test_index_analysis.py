@@ -78,3 +78,31 @@ def test_cjk_runs_index_as_bigrams_and_single_characters_as_words():
     assert analyze("getWeather 查询 weather天气") == ["get", "weather", "get_weath", "查询", "weather", "天气"]
     terms, words = query_terms("北京天气")
     assert terms == ["北京", "京天", "天气"] and [t for t, _ in words] == terms
+
+
+def test_query_terms_per_chunk_cache_equals_token_by_token_analysis():
+    # The reference is the token-by-token loop query analysis used before the per-chunk cache.
+    from toolsearch.index.analysis import _CHUNK, _HAS_CJK, _PLAIN_WORD, _chunk_tokens, _normalize, fold
+
+    def reference(text):
+        terms, words = {}, {}
+        for chunk in _CHUNK.findall(text):
+            tokens = _chunk_tokens(chunk)
+            plain = _HAS_CJK.search(chunk) is not None or (
+                len(tokens) == 1 and _PLAIN_WORD.match(fold(chunk)) is not None)
+            for token in tokens:
+                term = _normalize(token)
+                if term is not None:
+                    terms[term] = None
+                    if plain:
+                        words.setdefault(term, token.lower())
+        return list(terms), list(words.items())
+
+    from toolsearch.index.analysis import _query_terms
+
+    texts = ["Get the temperature of building TamgDh8N9YH, then getUserProfile 42",
+             "Could you please tell me the weather in Paris? Then book a flight.book to Zürich",
+             "查询北京天气 and 东京の天気, Größe der Datei file.txt getPM2_5Level",
+             "what can you tell me", "the the THE Running runs ran", ""]
+    for text in texts * 2:  # twice: the second pass answers from the cache
+        assert _query_terms(text) == reference(text)

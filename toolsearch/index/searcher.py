@@ -466,7 +466,8 @@ class Searcher:
         a need does not claim.)"""
         top = fused[:n]
         tops = [sub[0].doc for sub in lists]
-        missing = [d for d in tops if d not in {r.doc for r in top}]
+        shown = {r.doc for r in top}
+        missing = [d for d in tops if d not in shown]
         if not missing:
             return fused
         keep = set(tops)
@@ -475,8 +476,11 @@ class Searcher:
                 if top[i].doc not in keep:
                     top[i] = best[doc]
                     break
-        ordered = sorted(top, key=lambda r: fused.index(r) if r in fused else len(fused))
-        return ordered + [r for r in fused if r.doc not in {t.doc for t in ordered}]
+        # Every placed hit is in `fused` (best[doc] is the fused entry of its doc; a doc occurs once).
+        place = {r.doc: i for i, r in enumerate(fused)}
+        ordered = sorted(top, key=lambda r: place[r.doc])
+        placed = {r.doc for r in ordered}
+        return ordered + [r for r in fused if r.doc not in placed]
 
     def _rank_one(self, state: _State, text: str, n: int, judged: int,
                   keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:

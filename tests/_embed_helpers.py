@@ -73,7 +73,10 @@ def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("needs the embed extra (sentence-transformers, the packaged model, onnx, onnxruntime)")
     from toolsearch.embed import SentenceTransformerEmbedder
 
-    root = tmp_path_factory.mktemp("onnx-cache")
+    # One folder per test run, not per fixture instance: each module importing this fixture gets its own
+    # instance, and only the first one pays for the export.
+    root = tmp_path_factory.getbasetemp() / "onnx-cache"
+    root.mkdir(exist_ok=True)
     embedder = SentenceTransformerEmbedder(cache_dir=root)
     embedder.embed(["warm up"])
     assert embedder.backend_in_use == "onnx"

@@ -99,16 +99,20 @@ class Postings:
         fields: list[int] = []
         tfs: list[int] = []
         lengths: list[list[int]] = []
+        setdefault = vocab.setdefault
         for d, (name, skill, per_field) in enumerate(docs):
             names.append(name)
             skills.append(skill)
             lengths.append([len(t) for t in per_field])
             for f, field_terms in enumerate(per_field):
-                for text, count in Counter(field_terms).items():
-                    terms.append(vocab.setdefault(text, len(vocab)))
-                    doc_ids.append(d)
-                    fields.append(f)
-                    tfs.append(count)
+                if not field_terms:
+                    continue
+                # One row per distinct term; the doc/field/tf columns extend at C speed.
+                counts = Counter(field_terms)
+                terms.extend([setdefault(text, len(vocab)) for text in counts])
+                doc_ids.extend([d] * len(counts))
+                fields.extend([f] * len(counts))
+                tfs.extend(counts.values())
         return cls._sorted(
             tuple(vocab), tuple(names), tuple(skills),
             np.asarray(terms, dtype=np.int32), np.asarray(doc_ids, dtype=np.int32),

@@ -109,10 +109,16 @@ GOOD_SCHEMAS = [
         "type": "object",
         "properties": {"description": {"type": "string", "description": "a property named so"}},
     },
+    # Shapes stand for any number of properties / distinct required names (see jsonl._shape).
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["b", "a"]},
+    {"type": "object", "properties": {}, "required": []},
 ]
 BAD_SCHEMAS = [
     {"type": "object", "required": ["a", "a"]},
     {"type": "object", "required": "a"},
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a", "b", "a"]},
+    {"type": "object", "required": ["a", 5]},
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": 5}}},
     {"type": "object", "properties": {"a": {"type": "string", "enum": "x"}}},
     {"type": "object", "properties": {"a": {"items": {"type": 5}}}},
     {"type": "object", "properties": {"a": {"description": 7}}},

@@ -246,10 +246,16 @@ def _shape(node: Any) -> Any:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "properties" and isinstance(value, dict):
-            out[key] = {f"p{i}": True for i in range(len(value))}  # each checked as its own node
+            # Each property is checked as its own node; names and count cannot affect validity (any
+            # string names a property, no bound on their number), so one stands for all: tools that
+            # differ only in how many parameters they have share one shape.
+            out[key] = {"p0": True} if value else {}
         elif key == "required" and isinstance(value, list):
-            ids: dict[Any, str] = {}  # keep duplicates duplicate: uniqueItems must still fail
-            out[key] = [ids.setdefault(v, f"r{len(ids)}") if isinstance(v, str) else v for v in value]
+            if all(isinstance(v, str) for v in value) and len(set(value)) == len(value):
+                out[key] = ["r0"] if value else []  # distinct strings: valid whatever their number
+            else:
+                ids: dict[Any, str] = {}  # keep duplicates duplicate: uniqueItems must still fail
+                out[key] = [ids.setdefault(v, f"r{len(ids)}") if isinstance(v, str) else v for v in value]
         elif key in _TEXT and isinstance(value, str):
             out[key] = ""
         elif key in _ANY:

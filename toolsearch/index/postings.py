@@ -27,11 +27,12 @@ appends freshly analyzed ones (`replace_skills`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import mmap
 import os
 import zlib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -91,7 +92,10 @@ class Postings:
 
     @classmethod
     def build(cls, docs: Iterable[Doc], n_fields: int) -> Postings:
-        vocab: dict[str, int] = {}
+        # Ids in order of first sight, assigned by the dict itself (`__missing__`): `map` over it stays
+        # in C, where a `setdefault(t, len(vocab))` per term ran Python for every row.
+        vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        term_id = vocab.__getitem__
         names: list[str] = []
         skills: list[str] = []
         terms: list[int] = []
@@ -99,17 +103,16 @@ class Postings:
         fields: list[int] = []
         tfs: list[int] = []
         lengths: list[list[int]] = []
-        setdefault = vocab.setdefault
         for d, (name, skill, per_field) in enumerate(docs):
             names.append(name)
             skills.append(skill)
-            lengths.append([len(t) for t in per_field])
+            lengths.append(list(map(len, per_field)))
             for f, field_terms in enumerate(per_field):
                 if not field_terms:
                     continue
                 # One row per distinct term; the doc/field/tf columns extend at C speed.
                 counts = Counter(field_terms)
-                terms.extend([setdefault(text, len(vocab)) for text in counts])
+                terms.extend(map(term_id, counts))
                 doc_ids.extend([d] * len(counts))
                 fields.extend([f] * len(counts))
                 tfs.extend(counts.values())

@@ -23,7 +23,7 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_model: Any) -> int:
     from .. import wrap
-    from .demo import _print_savings
+    from .demo import _print_savings, print_cache_summary
 
     mode = getattr(args, "search_mode", None) or "native"
     with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
@@ -54,11 +54,7 @@ def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_
         if args.workspace:
             print(f"workspace: {workspace}")
         _print_savings(reports, all_tools_tokens(searcher.catalog), len(searcher.catalog))
-        cached = sum(r.usage.cached_tokens for r in reports)
-        total = sum(r.usage.prompt_tokens for r in reports)
-        where = " (as the fake server simulates it)" if server is not None else ""
-        print(f"prompt cache{where}: {cached} of {total} input tokens read from the cache "
-              f"({100 * cached / max(total, 1):.0f}%)")
+        print_cache_summary(reports, simulated=server is not None)
     return 0
 
 

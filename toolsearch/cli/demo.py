@@ -167,6 +167,15 @@ def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
     return reports
 
 
+def print_cache_summary(reports: list[Any], *, simulated: bool, note: str = "") -> None:
+    """The prompt-cache line of the Responses and Anthropic demos (both APIs report cached input)."""
+    cached = sum(r.usage.cached_tokens for r in reports)
+    total = sum(r.usage.prompt_tokens for r in reports)
+    where = " (as the fake server simulates it)" if simulated else ""
+    print(f"prompt cache{where}: {cached} of {total} input tokens read from the cache "
+          f"({100 * cached / max(total, 1):.0f}%){note}")
+
+
 def _print_savings(reports: list[Any], every_tool: int, n_tools: int) -> None:
     sent = [r.tool_tokens for report in reports for r in report.rounds]
     if not sent:

@@ -426,31 +426,9 @@ def events(response: dict[str, Any]) -> list[dict[str, Any]]:
 
 def serve(server: Any, handler: Any) -> None:
     """Answer one `POST /v1/responses` on a `FakeModelServer` request handler."""
-    import traceback
 
-    try:
-        body = json.loads(handler.rfile.read(int(handler.headers.get("Content-Length") or 0)) or b"null")
-    except json.JSONDecodeError as exc:
-        server.errors.append(f"request body is not JSON: {exc}")
-        handler._error(400, f"request body is not JSON: {exc}", "invalid_request_error")
-        return
-    try:
+    def produce(body: Any) -> tuple[dict[str, Any], Any]:
         response = responses_api(server).create(body)
-    except RequestError as exc:
-        server.errors.append(str(exc))
-        handler._error(400, str(exc), "invalid_request_error")
-        return
-    except Exception as exc:  # the fake model failed: report it, never retry
-        server.errors.append("".join(traceback.format_exception_only(exc)).strip())
-        handler._error(500, f"fake model failed: {exc}", "server_error")
-        return
-    if not body.get("stream"):
-        handler._json(200, response)
-        return
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/event-stream")
-    handler.send_header("Cache-Control", "no-cache")
-    handler.end_headers()
-    for event in events(response):
-        handler.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-    handler.wfile.flush()
+        return response, lambda: (f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events(response))
+
+    handler.serve_json(produce)

@@ -275,7 +275,10 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self._json(200, {"object": "list", "data": [
                 {"id": "fake-model", "object": "model", "created": 0, "owned_by": "toolsearch"}]})
 
-        def chat_completions(self) -> None:
+        def serve_json(self, produce: Any) -> None:
+            """Read a JSON body and answer `produce(body) -> (payload, sse)`: the payload as JSON, or with
+            `stream: true` the text pieces `sse()` yields as server-sent events. A request the real API
+            rejects is a 400; a failing fake model a 500 (with x-should-retry: false, never retried)."""
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
             except json.JSONDecodeError as exc:
@@ -283,7 +286,7 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 self._error(400, f"request body is not JSON: {exc}", "invalid_request_error")
                 return
             try:
-                completion, message = server._complete(body)
+                payload, sse = produce(body)
             except RequestError as exc:
                 server.errors.append(str(exc))
                 self._error(400, str(exc), "invalid_request_error")
@@ -293,17 +296,29 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 self._error(500, f"fake model failed: {exc}", "server_error")
                 return
             if not body.get("stream"):
-                self._json(200, completion)
+                self._json(200, payload)
                 return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
             self.end_headers()  # HTTP/1.0: the body ends when the connection closes
-            include = bool((body.get("stream_options") or {}).get("include_usage"))
-            for piece in _chunks(completion, message, include):
-                self.wfile.write(f"data: {json.dumps(piece)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
+            for piece in sse():
+                self.wfile.write(piece.encode())
             self.wfile.flush()
+
+        def chat_completions(self) -> None:
+            def produce(body: Any) -> tuple[dict[str, Any], Any]:
+                completion, message = server._complete(body)
+                include = bool((body.get("stream_options") or {}).get("include_usage"))
+
+                def sse() -> Any:
+                    for piece in _chunks(completion, message, include):
+                        yield f"data: {json.dumps(piece)}\n\n"
+                    yield "data: [DONE]\n\n"
+
+                return completion, sse
+
+            self.serve_json(produce)
 
     return Handler
 

@@ -16,31 +16,22 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ._agent import SYSTEM_PROMPT, all_tools_tokens, build_runtime, live_client, print_round_details, short
+from ._agent import SYSTEM_PROMPT, all_tools_tokens, build_runtime, print_round_details, short
 
 __all__ = ["run"]
 
 
 def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_model: Any) -> int:
     from .. import wrap
-    from .demo import _print_savings, print_cache_summary
+    from .demo import _print_savings, openai_demo_client, print_cache_summary
 
     mode = getattr(args, "search_mode", None) or "native"
     with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
         workspace = args.workspace or Path(tmp)
         workspace.mkdir(parents=True, exist_ok=True)
         searcher, executor = build_runtime(args, workspace)
-        client = live_client(args)
-        server = None
-        if client is None:
-            from ..testing import FakeModelServer
-
-            server = FakeModelServer(fake_model(tasks)).start()
-            client, model = server.client(), "gpt-5.4"
-            print(f"offline: fake model at {server.base_url}/responses (set OPENAI_API_KEY for a real model)")
-        else:
-            model = args.model
-            print(f"model: {model} at {client.base_url} (Responses API)")
+        client, model, server = openai_demo_client(args, fake_model(tasks), "gpt-5.4", path="/responses",
+                                                   api=" (Responses API)")
         print(f"search mode: {mode}")
         try:
             with executor:

@@ -124,17 +124,7 @@ def run(args: argparse.Namespace) -> int:
         workspace = args.workspace or Path(tmp)
         workspace.mkdir(parents=True, exist_ok=True)
         searcher, executor = build_runtime(args, workspace)
-        client = live_client(args)
-        server = None
-        if client is None:
-            from ..testing import FakeModelServer
-
-            server = FakeModelServer(_DemoModel(tasks)).start()
-            client, model = server.client(), "fake-model"
-            print(f"offline: fake model at {server.base_url} (set OPENAI_API_KEY for a real model)")
-        else:
-            model = args.model
-            print(f"model: {model} at {client.base_url}")
+        client, model, server = openai_demo_client(args, _DemoModel(tasks), "fake-model")
         try:
             with executor:
                 agent = wrap(client, searcher, execute=True, executor=executor,
@@ -165,6 +155,21 @@ def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
         messages.append({"role": "assistant", "content": answer})
         reports.append(report)
     return reports
+
+
+def openai_demo_client(args: argparse.Namespace, fake_model: Any, fake_name: str, *, path: str = "",
+                       api: str = "") -> tuple[Any, str, Any]:
+    """(client, model, fake server or None): a real OpenAI client when OPENAI_API_KEY is set (and not
+    --offline), else the fake model behind a local server (stop it when done)."""
+    client = live_client(args)
+    if client is not None:
+        print(f"model: {args.model} at {client.base_url}{api}")
+        return client, args.model, None
+    from ..testing import FakeModelServer
+
+    server = FakeModelServer(fake_model).start()
+    print(f"offline: fake model at {server.base_url}{path} (set OPENAI_API_KEY for a real model)")
+    return server.client(), fake_name, server
 
 
 def print_cache_summary(reports: list[Any], *, simulated: bool, note: str = "") -> None:

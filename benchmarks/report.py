@@ -10,6 +10,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,22 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(c if isinstance(c, str) else fmt(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def cache_summary(plays: list[dict[str, Any]], effective: list[float]) -> dict[str, Any]:
+    """Per-task means of the provider token plays (tokens_responses, tokens_anthropic); `effective` is
+    each play's input priced by its API's cache rules."""
+    def mean(key: str) -> float:
+        return statistics.fmean(p[key] for p in plays)
+
+    return {
+        "tasks": len(plays),
+        "requests_per_task": mean("requests"),
+        "input_tokens_per_task": mean("input"),
+        "cache_read_share": sum(p["read"] for p in plays) / max(1, sum(p["input"] for p in plays)),
+        "effective_input_per_task": statistics.fmean(effective),
+        "complete": statistics.fmean(1.0 if p["complete"] else 0.0 for p in plays),
+    }
 
 
 def cache_table(result: dict[str, Any], key: str, title: str, note: str) -> str:

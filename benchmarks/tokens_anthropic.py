@@ -19,12 +19,11 @@ base input price (Anthropic's published ratios for the 5-minute cache).
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from tqdm import tqdm
 
-from .report import cache_table
+from .report import cache_summary, cache_table
 
 __all__ = ["STRATEGIES", "markdown", "run_size"]
 
@@ -70,18 +69,7 @@ def _play(client: Any, server: Any, task: Any, tools: list[dict[str, Any]] | Non
 
 
 def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
-    def mean(key: str) -> float:
-        return statistics.fmean(p[key] for p in plays)
-
-    effective = [p["uncached"] + 1.25 * p["written"] + 0.1 * p["read"] for p in plays]
-    return {
-        "tasks": len(plays),
-        "requests_per_task": mean("requests"),
-        "input_tokens_per_task": mean("input"),
-        "cache_read_share": sum(p["read"] for p in plays) / max(1, sum(p["input"] for p in plays)),
-        "effective_input_per_task": statistics.fmean(effective),
-        "complete": statistics.fmean(1.0 if p["complete"] else 0.0 for p in plays),
-    }
+    return cache_summary(plays, [p["uncached"] + 1.25 * p["written"] + 0.1 * p["read"] for p in plays])
 
 
 def run_size(size: int, tasks: list[Any], catalog: list[Any], searcher: Any, *, progress: bool) -> dict[str, Any]:

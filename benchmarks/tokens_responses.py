@@ -20,12 +20,11 @@ input 0.1x (the GPT-5 family's published cached-input price ratio); there is no 
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from tqdm import tqdm
 
-from .report import cache_table
+from .report import cache_summary, cache_table
 
 __all__ = ["STRATEGIES", "markdown", "run_size"]
 
@@ -64,18 +63,7 @@ def _play(client: Any, api: Any, server: Any, task: Any, tools: list[dict[str, A
 
 
 def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
-    def mean(key: str) -> float:
-        return statistics.fmean(p[key] for p in plays)
-
-    effective = [p["input"] - p["read"] + 0.1 * p["read"] for p in plays]
-    return {
-        "tasks": len(plays),
-        "requests_per_task": mean("requests"),
-        "input_tokens_per_task": mean("input"),
-        "cache_read_share": sum(p["read"] for p in plays) / max(1, sum(p["input"] for p in plays)),
-        "effective_input_per_task": statistics.fmean(effective),
-        "complete": statistics.fmean(1.0 if p["complete"] else 0.0 for p in plays),
-    }
+    return cache_summary(plays, [p["input"] - p["read"] + 0.1 * p["read"] for p in plays])
 
 
 def run_size(size: int, tasks: list[Any], catalog: list[Any], searcher: Any, *, progress: bool) -> dict[str, Any]:

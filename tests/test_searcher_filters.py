@@ -38,3 +38,15 @@ def test_bad_filter_arguments_name_the_fix(searcher: Searcher) -> None:
         searcher.search("read", 3, exclude="read_file_1")
     with pytest.raises(ConfigError, match="allow="):
         searcher.search("read", 3, allow="files")  # type: ignore[arg-type]
+
+
+def test_a_profile_predicate_is_judged_once_per_catalog_snapshot(searcher: Searcher) -> None:
+    calls = []
+
+    def allow(tool):
+        calls.append(tool.name)
+        return tool.skill == "mail"
+
+    first = searcher.search("read", 3, allow=allow)
+    judged = len(calls)
+    assert searcher.search("read", 3, allow=allow) == first and len(calls) == judged == len(searcher.catalog)

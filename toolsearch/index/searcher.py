@@ -102,6 +102,29 @@ class _State:
         """Tool name -> doc number in the postings (built on the first filtered search)."""
         return {name: i for i, name in enumerate(self.scorer.postings.names)}
 
+    @cached_property
+    def allow_masks(self) -> dict[Any, np.ndarray]:
+        """allow= predicate (e.g. one profile's permits) -> its doc mask: judging every tool once per
+        catalog snapshot, not on every search (a lazily built catalog would build every tool each time)."""
+        return {}
+
+    def allowed(self, allow: Callable[[Tool], bool]) -> np.ndarray:
+        try:
+            mask = self.allow_masks.get(allow)
+        except TypeError:  # an unhashable predicate: judged every time
+            mask, allow_key = None, None
+        else:
+            allow_key = allow
+        if mask is None:
+            names, tools = self.scorer.postings.names, self.catalog.tools
+            mask = np.fromiter(((t := tools.get(n)) is not None and bool(allow(t)) for n in names),
+                               dtype=bool, count=len(names))
+            if allow_key is not None:
+                if len(self.allow_masks) >= 64:  # a few profiles in practice; never unbounded
+                    self.allow_masks.clear()
+                self.allow_masks[allow_key] = mask
+        return mask
+
 
 def _extra(keep: np.ndarray | None) -> int:
     """How many more hits to ask a reranker for, so that filtering its answer still leaves k."""
@@ -356,13 +379,8 @@ class Searcher:
         if allow is not None and not callable(allow):
             raise ConfigError(f"allow= must be a callable Tool -> bool (e.g. profile.permits), got "
                               f"{type(allow).__name__}")
-        names = state.scorer.postings.names
-        tools = state.catalog.tools
-        if allow is None:
-            keep = np.ones(len(names), dtype=bool)
-        else:
-            keep = np.fromiter(((t := tools.get(n)) is not None and bool(allow(t)) for n in names),
-                               dtype=bool, count=len(names))
+        keep = (np.ones(len(state.scorer.postings.names), dtype=bool) if allow is None
+                else state.allowed(allow).copy())
         if exclude:
             index = state.doc_ids
             for name in exclude:

@@ -9,7 +9,7 @@ per-dataset optimum that would not carry over to catalogs we have never seen.
 
 `min_coverage` 0.2 leaves 1.7% of BFCL and 0.2% of Seal-Tools queries without an answer (filler words
 such as "please tell me" do not count, and words the catalog has never seen, like place names, count
-less than the rarest term; see Searcher._judging_weights). It reliably empties queries made of words
+less than the rarest term; see verdict.judging_weights). It reliably empties queries made of words
 the catalog has never seen; a query sharing one rare word with some tool still gets that tool.
 
 Which data tuned what (issue 14): boosts, k1, b, `min_coverage` and `clause_weight` were chosen on the

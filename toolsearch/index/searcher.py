@@ -17,13 +17,12 @@ update; updates are serialized by a lock (and across processes by the store's fi
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +40,7 @@ from .fuzzy import FuzzyVocabulary, max_edits_for
 from .postings import Postings
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
+from .verdict import Verdict, coverage, judge
 
 __all__ = ["Reranker", "Searcher"]
 
@@ -49,40 +49,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_CORRECTIONS = 3  # vocabulary terms tried per misspelled query word
 _CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
 _ALWAYS_KEPT = 3  # hits an adaptive search keeps whatever their score (one need keeps its 3-5)
-_STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The evidence a ranking gives for "this query has a good match" (see `answers`).
-
-    coverage      idf-weighted share of the query's meaningful words found in any of the judged hits
-    top_coverage  the same share for the top hit alone
-    top_score     the top hit's BM25F score
-    """
-
-    coverage: float
-    top_coverage: float
-    top_score: float
-    weights: tuple[float, ...] = field(default=(), repr=False)  # judging weight of each query word
-
-    def answers(self, config: SearchConfig, n_docs: int) -> bool:
-        """The no-good-match rule: enough of the query's words covered, and a top hit with more
-        evidence than one common word (unless it holds every meaningful word of the query).
-
-        Evidence is the top BM25F score in units of the catalog's rarest-term idf, ln(1 + 2N), so one
-        threshold holds from a 60-tool to a 4,000-tool catalog. In a big catalog nearly every sentence
-        shares a word with some tool ("make me a cup of tea" -> makeCoffee), so a hit must be deeper
-        than that; in a small one chance overlaps are rare while every idf is small (two weather
-        tools among ten make "weather" a common word), so the bar is lowered with the log of the
-        catalog size below `_STRENGTH_FULL_AT` tools."""
-        if self.coverage < config.min_coverage or self.top_coverage < config.min_top_coverage:
-            return False
-        if config.min_strength <= 0 or self.top_coverage >= 0.999:
-            return True  # the top tool holds every meaningful word of the query: as good as it gets
-        n = max(n_docs, 2)
-        unit = math.log1p(2 * n) * min(1.0, math.log(n) / math.log(_STRENGTH_FULL_AT))
-        return self.top_score >= config.min_strength * unit
 
 
 class Reranker(Protocol):
@@ -423,7 +389,7 @@ class Searcher:
         ranked, tops = self._with_clauses(state, ranked, needs, n, judged, keep)
         # Judged on the places the needs ended up with: once one need's tools are excluded (loaded
         # already), the next-best for another need must still count as a match.
-        fused = self._coverage(ranked[:judged], list(verdict.weights))
+        fused = coverage(ranked[:judged], list(verdict.weights))
         if fused > verdict.coverage:
             verdict = replace(verdict, coverage=fused)
         return ranked, verdict, tops
@@ -512,52 +478,13 @@ class Searcher:
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
         ranked = state.scorer.rank(query, n, keep=keep)
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
-        if self.config.fuzzy and self._coverage(ranked[:judged], weight) < self.config.min_coverage:
+        if self.config.fuzzy and coverage(ranked[:judged], weight) < self.config.min_coverage:
             extra = self._corrections(state, [w for w in words if w[0] in group], group)
             if extra:
                 retry = state.scorer.rank(query + extra, n, keep=keep)
-                if self._coverage(retry[:judged], weight) > self._coverage(ranked[:judged], weight):
+                if coverage(retry[:judged], weight) > coverage(ranked[:judged], weight):
                     ranked = retry
-        judging = self._judging_weights(state, meaningful, weight)
-        return ranked, Verdict(
-            coverage=self._coverage(ranked[:judged], judging),
-            top_coverage=self._coverage(ranked[:1], judging),
-            top_score=ranked[0].score if ranked else 0.0,
-            weights=tuple(judging),
-        )
-
-    @staticmethod
-    def _judging_weights(state: _State, meaningful: list[str], weight: list[float]) -> list[float]:
-        """Weights for the no-good-match verdict: a word the catalog has never seen counts halfway between
-        an average known word and the rarest term. Real requests name things no tool description
-        mentions ("the weather in Paris", "email Bob"); at full idf those names would outweigh the words
-        that did match, yet a query mostly made of unknown words ("quantum entanglement of kittens in a
-        file") should still get no answer, as does a query of unknown words only."""
-        df = state.scorer.df
-        seen = [bool(df(t)) for t in meaningful]
-        known = [w for s, w in zip(seen, weight) if s]
-        if not known or len(known) == len(weight):
-            return weight
-        unknown = (sum(known) / len(known) + max(weight)) / 2
-        return [w if s else unknown for s, w in zip(seen, weight)]
-
-    @staticmethod
-    def _coverage(ranked: list[Ranked], weight: list[float]) -> float:
-        """The idf-weighted share of the query's meaningful words found in any of `ranked`.
-
-        Over the union of the hits because one request often needs several tools; weighted by idf so
-        that a hit sharing only "get" or "find" with the query does not count as a match, and a query
-        word the index has never seen (idf maximal) weighs most: "book a moon hotel" must not be
-        answered by a hotel tool alone if nothing is about the moon.
-        """
-        if not ranked:
-            return 0.0
-        if not weight:
-            return 1.0  # only stopwords/numbers: nothing to judge by, keep what matched
-        found = 0
-        for r in ranked:
-            found |= r.groups
-        return sum(w for i, w in enumerate(weight) if found >> i & 1) / sum(weight)
+        return ranked, judge(scorer, ranked, judged, meaningful, weight)
 
     def _corrections(self, state: _State, words: list[tuple[str, str]],
                      group: dict[str, int]) -> list[tuple[str, float, int]]:

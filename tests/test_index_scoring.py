@@ -47,10 +47,14 @@ def postings() -> Postings:
     return catalog(1000)
 
 
-def ranked_both_ways(p: Postings, n: int, keep=None) -> tuple[list, list, int]:
-    """(pruned where it can be, every posting summed, how many rankings the pruning decided)."""
+def ranked_both_ways(p: Postings, n: int, keep=None, dense_lookup: int = scoring._DENSE_LOOKUP
+                     ) -> tuple[list, list, int]:
+    """(pruned where it can be, every posting summed, how many rankings the pruning decided).
+    `dense_lookup`: 1 bisects the common terms' doc lists for the candidates, 10**9 reads them from
+    a catalog-sized array (the two ways `_pruned` adds them)."""
     decided = 0
     with pytest.MonkeyPatch.context() as m:
+        m.setattr(scoring, "_DENSE_LOOKUP", dense_lookup)
         real = scoring.Scorer._pruned
 
         def counting(self, *a):
@@ -67,9 +71,10 @@ def ranked_both_ways(p: Postings, n: int, keep=None) -> tuple[list, list, int]:
     return pruned, full, decided
 
 
+@pytest.mark.parametrize("dense_lookup", [1, 10**9])
 @pytest.mark.parametrize("n", [1, 5, 20, 50])
-def test_pruned_ranking_equals_the_full_sum(postings, n):
-    pruned, full, decided = ranked_both_ways(postings, n)
+def test_pruned_ranking_equals_the_full_sum(postings, n, dense_lookup):
+    pruned, full, decided = ranked_both_ways(postings, n, dense_lookup=dense_lookup)
     # The case at hand: common words plus a few rare ones. At n=50 the rare words' docs are too few
     # to bound the rest, and every posting is summed.
     assert decided > 20 if n <= 20 else decided == 0
@@ -79,10 +84,11 @@ def test_pruned_ranking_equals_the_full_sum(postings, n):
         assert [(r.fields, r.groups) for r in a] == [(r.fields, r.groups) for r in b]
 
 
-def test_pruning_respects_keep(postings):
+@pytest.mark.parametrize("dense_lookup", [1, 10**9])
+def test_pruning_respects_keep(postings, dense_lookup):
     keep = np.ones(postings.n_docs, dtype=bool)
     keep[::2] = False
-    pruned, full, decided = ranked_both_ways(postings, 5, keep=keep)
+    pruned, full, decided = ranked_both_ways(postings, 5, keep=keep, dense_lookup=dense_lookup)
     assert decided > 20
     assert [[r.doc for r in a] for a in pruned] == [[r.doc for r in b] for b in full]
     assert all(keep[r.doc] for a in pruned for r in a)

@@ -92,3 +92,41 @@ def test_pruning_respects_keep(postings, dense_lookup):
     assert decided > 20
     assert [[r.doc for r in a] for a in pruned] == [[r.doc for r in b] for b in full]
     assert all(keep[r.doc] for a in pruned for r in a)
+
+
+@pytest.mark.parametrize("boosts", [[3, 1, 1, 1, 1, 1, 1], [3, 0, 1, 1, 1, 1, 1]])
+def test_new_terms_scored_together_equal_one_at_a_time(postings, boosts):
+    """`prepare` scores a query's new words in one pass; each term's arrays must be `_scored`'s bit
+    for bit (a field switched off included), or rankings would depend on which words came together."""
+    one = scoring.Scorer(postings, boosts=boosts, b=[0.75] * N_FIELDS, k1=1.2)
+    many = scoring.Scorer(postings, boosts=boosts, b=[0.75] * N_FIELDS, k1=1.2)
+    terms = list(postings.vocab)
+    many.prepare(terms + ["unknown"])
+    for i, term in enumerate(terms):
+        a, b = one._scored(i), many._terms[i]
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype and np.array_equal(x, y), term
+    assert many.df("unknown") == 0
+    assert [many.rank(q, 10) for q in queries()] == [one.rank(q, 10) for q in queries()]
+
+
+def test_vocabulary_lookup_by_prefix_equals_bisection(tmp_path):
+    """Terms are found in a mapped vocabulary through their first 8 bytes, then bisection: the same
+    answer as bisecting it all, for terms sharing long prefixes, short ones, multi-byte text, absent
+    terms that sort between them, and before or after every term."""
+    from toolsearch.index.strings import StringTable, find_sorted
+
+    words = ([f"temperature{s}" for s in ("", "s", "d", "_max", "_min", "x" * 30)]
+             + ["temp", "tem", "te", "t", "a", "zz", "ä", "äb", "北京", "北京市", "天気", "a\u00e9", "abcdefgh",
+                "abcdefghi", "abcdefg"] + [f"w{i}" for i in range(100)])
+    docs = [(f"t{d}", "s", [[w], [], [], [], [], [], []]) for d, w in enumerate(words)]
+    path = tmp_path / "postings.bin"
+    Postings.build(docs, N_FIELDS).save(path)
+    p = Postings.load(path, N_FIELDS)
+    assert isinstance(p.vocab, StringTable)
+    s = scorer(p)
+    probes = words + [w + "a" for w in words] + [w[:-1] for w in words] + ["", "0", "\uffff", "temperaturf",
+                                                                         "temperature_m", "abcdefgh\x00"]
+    for w in probes:
+        assert s.term_id(w) == find_sorted(p.vocab, w), w
+    assert all(s.term_id(w) is not None for w in words)

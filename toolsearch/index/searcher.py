@@ -470,6 +470,7 @@ class Searcher:
                   keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:
         terms, words = query_terms(text)
         scorer = state.scorer
+        scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
         # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
         # searched, but not a word whose absence should count against the hits.
         meaningful = [t for t, _ in words if scorer.df(t) or not is_cjk(t)][:63]

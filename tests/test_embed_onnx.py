@@ -122,6 +122,26 @@ def test_onnx_vectors_match_torch_including_other_languages(onnx_cache):
     assert onnx_side.dim == 384 and onnx_side._model is None  # the export was reused: no torch model
 
 
+def test_texts_are_batched_by_token_count_so_clauses_are_not_padded_to_the_query():
+    from toolsearch.embed.onnx_runtime import _length_batches
+
+    lengths = [200, 12, 9, 180, 30, 11, 40]
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches = _length_batches(order, lengths, 64)
+    assert batches == [[0, 3], [6, 4], [1, 5, 2]]  # never a 9-token clause padded to 200 tokens
+    assert _length_batches(list(range(7)), [5] * 7, 3) == [[0, 1, 2], [3, 4, 5], [6]]  # batch_size still caps
+    assert _length_batches([], [], 64) == []
+
+
+@pytest.mark.embed
+def test_a_query_with_its_clauses_embeds_as_each_text_alone(onnx_cache):
+    onnx_side = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache)
+    texts = [SENTENCES[1], "Book a table for two", "then text Alice the address", SENTENCES[-1], "x"]
+    together = onnx_side.embed(texts)
+    alone = np.concatenate([onnx_side.embed([t]) for t in texts])
+    assert np.min(np.sum(together * alone, axis=1)) >= 0.99999
+
+
 @pytest.mark.embed
 def test_cli_hybrid_search_in_a_fresh_process_never_imports_torch(onnx_cache, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(onnx_cache))

@@ -56,7 +56,7 @@ def test_changed_catalog_updates_only_that_skill(tmp_path, monkeypatch):
     before = whoosh_docs(tmp_path / "ix")
     analyzed: list[str] = []
     real = store.analyzed_fields
-    monkeypatch.setattr(store, "analyzed_fields", lambda t, s: analyzed.append(t.name) or real(t, s))
+    monkeypatch.setattr(store, "analyzed_fields", lambda t, s, **kw: analyzed.append(t.name) or real(t, s, **kw))
     changed = [SKILLS[0], skill("files", "read", "write", "delete"), SKILLS[2]]
     s = Searcher(changed, tmp_path / "ix")
     assert s.last_build.action == "updated" and s.last_build.updated == ("files",)
@@ -123,12 +123,12 @@ def test_interrupted_build_leaves_old_index_in_use(tmp_path, monkeypatch):
     calls = 0
     real = store.analyzed_fields
 
-    def crash_midway(tool, owner):
+    def crash_midway(tool, owner, **kw):
         nonlocal calls
         calls += 1
         if calls == 4:
             raise KeyboardInterrupt("power cut")
-        return real(tool, owner)
+        return real(tool, owner, **kw)
 
     # Force a full build of the bigger catalog by making the current index look foreign.
     monkeypatch.setattr(store, "CONFIG", {**store.CONFIG, "analysis": "next version"})
@@ -234,6 +234,27 @@ def test_bulk_build_writes_exactly_what_add_document_writes(tmp_path, n_tools):
     bulk, plain = _whoosh_contents(tmp_path / "bulk"), _whoosh_contents(tmp_path / "plain")
     assert bulk["count"] == n_tools
     assert bulk == plain
+    # Not only what a reader sees: the segment's files are the same bytes.
+    assert _segment_files(tmp_path / "bulk") == _segment_files(tmp_path / "plain")
+
+
+def _segment_files(folder) -> dict[str, bytes]:
+    """The bytes of every file inside the index's compound segment(s), named without the random
+    segment id (the TOC, which holds that id, is compared through the reader above)."""
+    from whoosh.filedb.compound import CompoundStorage
+    from whoosh.filedb.filestore import FileStorage
+
+    storage = FileStorage(str(folder))
+    out = {}
+    for name in storage.list():
+        if name.endswith(".seg"):
+            segment_id = name.rsplit("_", 1)[1].split(".")[0]
+            compound = CompoundStorage(storage.open_file(name), use_mmap=False)
+            for inner in compound.list():
+                with compound.open_file(inner) as f:
+                    out[inner.replace(segment_id, "<id>")] = f.read()
+            compound.close()
+    return out
 
 
 def test_reopen_decides_by_the_quick_digest_and_learns_a_reordered_catalog(tmp_path, monkeypatch):

@@ -34,6 +34,7 @@ FIELDS: tuple[str, ...] = (
     "skill",
 )
 
+_MEMO_MAX = 200_000  # distinct texts remembered per build (bounds its memory)
 _MAX_DEPTH = 6  # deep enough for real schemas; stops pathological self-similar ones early
 
 
@@ -90,7 +91,23 @@ def field_texts(tool: Tool, skill: Skill | None = None) -> dict[str, str]:
     }
 
 
-def analyzed_fields(tool: Tool, skill: Skill | None = None) -> list[list[str]]:
-    """Analyzed terms of every field, in `FIELDS` order."""
+def analyzed_fields(tool: Tool, skill: Skill | None = None, *,
+                    memo: dict[str, list[str]] | None = None) -> list[list[str]]:
+    """Analyzed terms of every field, in `FIELDS` order.
+
+    `memo` (text -> its terms), shared across the tools of one build, analyzes each distinct text once:
+    half the field texts of a catalog repeat (a skill's text is in every one of its tools, parameter
+    lists and their descriptions recur). The lists in it are shared between tools: read them only."""
     texts = field_texts(tool, skill)
-    return [analyze(texts[f]) for f in FIELDS]
+    if memo is None:
+        return [analyze(texts[f]) for f in FIELDS]
+    out = []
+    for f in FIELDS:
+        text = texts[f]
+        terms = memo.get(text)
+        if terms is None:
+            if len(memo) >= _MEMO_MAX:
+                memo.clear()
+            terms = memo[text] = analyze(text)
+        out.append(terms)
+    return out

@@ -128,9 +128,10 @@ def quick_digest(catalog: Catalog) -> str | None:
 
 
 def catalog_docs(skills: Iterable[Skill]) -> Iterator[Doc]:
+    memo: dict[str, list[str]] = {}  # each distinct field text analyzed once (documents.analyzed_fields)
     for skill in skills:
         for tool in skill.tools:
-            yield tool.name, skill.name, analyzed_fields(tool, skill)
+            yield tool.name, skill.name, analyzed_fields(tool, skill, memo=memo)
 
 
 class IndexStore:

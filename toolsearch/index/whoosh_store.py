@@ -14,9 +14,11 @@ Two ways in, one on-disk result (a test checks they write identical segments):
   counted and sorted, so we hand the codec's per-document writer the stored fields and field lengths,
   and its field writer each term's postings in the order the pool would have produced
   (field name, term bytes, document number). The segment, terms, weights, values and length statistics
-  are those `add_document` would have written; only the detour is gone. This leans on the
-  SegmentWriter's codec writers and its `docnum`/`_added` attributes (whoosh-reloaded 2.7), so
-  tests/test_index_store.py compares a bulk-built index with an add_document-built one, term by term.
+  are those `add_document` would have written; only the detour is gone. The terms and postings of a
+  field are turned into the codec's bytes in one pass (`whoosh_terms`), and a field without postings
+  is never started, as in Whoosh's own writer. This leans on the SegmentWriter's codec writers and
+  its `docnum`/`_added` attributes (whoosh-reloaded 2.7), so tests/test_index_store.py compares a
+  bulk-built index with an add_document-built one term by term and its segment files byte for byte.
 - An incremental update (`replace_skills`) touches a few documents: the ordinary writer path, with the
   analyzed terms joined by spaces and a whitespace tokenizer.
 
@@ -35,6 +37,7 @@ from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, TEXT, Schema
 from whoosh.system import emptybytes, pack_uint
 
+from . import whoosh_terms
 from .documents import FIELDS
 from .postings import Doc, Postings
 
@@ -94,18 +97,24 @@ def _bulk_write(writer: Any, postings: Postings) -> None:
     rank = np.empty(len(p.vocab), dtype=np.int64)
     rank[sorted(range(len(p.vocab)), key=p.vocab.__getitem__)] = np.arange(len(p.vocab))
     ids = {"tool": p.names, "skill_id": p.skills}
+    # A field without postings is never started: Whoosh's own writer starts a field when its first
+    # posting comes, so the term index's field numbers (part of every key) are the ones it gives.
     for fieldname in sorted((*FIELDS, *_ID_FIELDS)):
-        fw.start_field(fieldname, fieldobjs[fieldname])
         if fieldname in ids:
-            _write_id_field(fw, ids[fieldname])
-        else:
-            f = FIELDS.index(fieldname)
-            rows = np.flatnonzero(p.field == f)
-            order = np.lexsort((p.doc[rows], rank[p.term[rows]]))
-            rows = rows[order]
-            # The codec keeps min/max field lengths per block (encoded as one byte, like the
-            # length column, so raw counts give the same bytes as add_document's quantized ones).
-            _write_text_field(fw, p, rows, lengths[:, f].tolist())
+            if p.n_docs:
+                fw.start_field(fieldname, fieldobjs[fieldname])
+                _write_id_field(fw, ids[fieldname])
+                fw.finish_field()
+            continue
+        f = FIELDS.index(fieldname)
+        rows = np.flatnonzero(p.field == f)
+        if not rows.size:
+            continue
+        rows = rows[np.lexsort((p.doc[rows], rank[p.term[rows]]))]
+        fw.start_field(fieldname, fieldobjs[fieldname])
+        # The codec keeps min/max field lengths per block (encoded as one byte, like the length
+        # column, so raw counts give the same bytes as add_document's quantized ones).
+        _write_text_field(fw, p, rows, lengths[:, f].tolist())
         fw.finish_field()
 
 
@@ -144,15 +153,17 @@ def _write_id_field(fw: Any, values: Sequence[str]) -> None:
     docs_of: dict[str, list[int]] = {}
     for docnum, value in enumerate(values):
         docs_of.setdefault(value, []).append(docnum)
-    batched = getattr(fw, "_postwriter", None) is not None and hasattr(fw._postwriter, "_blocklimit")
-    for value in sorted(docs_of):
+    keys = sorted(docs_of)
+    if whoosh_terms.applies(fw):  # Existence format: weight 1.0 (the field boost), no values, no length
+        ids = [d for k in keys for d in docs_of[k]]
+        starts = np.cumsum([0, *map(len, map(docs_of.__getitem__, keys))]).tolist()
+        whoosh_terms.write_terms(fw, [k.encode("utf-8") for k in keys], starts, ids, [1.0] * len(ids),
+                                 None, 0, None)
+        return
+    for value in keys:
         fw.start_term(value.encode("utf-8"))
-        docnums = docs_of[value]
-        if batched:  # Existence format: weight 1.0 (the field boost), no value bytes, no length
-            _add_postings(fw._postwriter, docnums, [1.0] * len(docnums), [], [])
-        else:
-            for docnum in docnums:
-                fw.add(docnum, 1.0, emptybytes, 0)
+        for docnum in docs_of[value]:
+            fw.add(docnum, 1.0, emptybytes, 0)
         fw.finish_term()
 
 
@@ -167,46 +178,18 @@ def _write_text_field(fw: Any, p: Postings, rows: np.ndarray, field_lengths: lis
     tf_column = p.tf[rows]
     tfs = tf_column.astype(np.float64).tolist()  # weights are floats, as add_document gives
     lengths = np.asarray(field_lengths, dtype=np.int64)[row_docs].tolist() if field_lengths else []
-    # Frequency format: each posting's value is its count as a uint, packed once per distinct count.
-    packed = {int(tf): pack_uint(int(tf)) for tf in np.unique(tf_column).tolist()}
-    values = [packed[int(tf)] for tf in tfs]
-    terms = term[starts[:-1]].tolist()
     vocab = p.vocab
-    postings = getattr(fw, "_postwriter", None) is not None and hasattr(fw._postwriter, "_blocklimit")
-    for i, t in enumerate(terms):
-        fw.start_term(vocab[t].encode("utf-8"))
-        a, b = starts[i], starts[i + 1]
-        if postings:
-            _add_postings(fw._postwriter, docs[a:b], tfs[a:b], values[a:b], lengths[a:b])
-        else:  # another codec: the public per-posting call
-            for j in range(a, b):
-                fw.add(docs[j], tfs[j], values[j], lengths[j])
+    terms = [vocab[t].encode("utf-8") for t in term[starts[:-1]].tolist()]
+    if whoosh_terms.applies(fw):  # Frequency format: each posting's value is its count as a `!I`
+        values = tf_column.astype(">u4").tobytes()
+        whoosh_terms.write_terms(fw, terms, starts, docs, tfs, values, 4, lengths)
+        return
+    # Another codec: the public per-posting calls.
+    for i, btext in enumerate(terms):
+        fw.start_term(btext)
+        for j in range(starts[i], starts[i + 1]):
+            fw.add(docs[j], tfs[j], pack_uint(int(tfs[j])), lengths[j])
         fw.finish_term()
-
-
-def _add_postings(pw: Any, ids: list[int], weights: list[float], values: list[bytes],
-                  lengths: list[int]) -> None:
-    """`W3PostingsWriter.add_posting` for a whole term at once: the same blocks (a full block is
-    written before the next posting is buffered), bounds and statistics, without a Python call and
-    four type asserts per posting (a tenth of a build)."""
-    limit = pw._blocklimit
-    for s in range(0, len(ids), limit):
-        if len(pw._ids) >= limit:
-            pw._write_block()
-        e = s + limit
-        pw._ids.extend(ids[s:e])
-        pw._weights.extend(weights[s:e])
-        pw._values.extend(values[s:e])
-        top = max(weights[s:e])
-        if top > pw._maxweight:
-            pw._maxweight = top
-        present = [n for n in lengths[s:e] if n]
-        if present:
-            low, high = min(present), max(present)
-            if pw._minlength is None or low < pw._minlength:
-                pw._minlength = low
-            if high > pw._maxlength:
-                pw._maxlength = high
 
 
 def replace_skills(folder: Path, skills: set[str], docs: Sequence[Doc]) -> None:

@@ -4,9 +4,11 @@ Sources, all offline and committed:
 - `benchmarks/data/<dataset>/{tools,queries}.jsonl`: public catalogs with gold labels (bfcl, seal_tools;
   provenance and licence in each folder's README.md / LICENSE.upstream); seal_tools also has the
   upstream dev split, `queries_dev.jsonl` (700 queries, never used to tune anything);
-- `benchmarks/data/abstention/`: requests no tool serves (`unanswerable.jsonl`, with the catalogs that
-  CAN serve some of them listed per request and left out there) and an answerable control for the
-  bundled skills (`bundled_queries.jsonl`, short requests with their gold tool);
+- `benchmarks/data/abstention/`: requests no tool serves (with the catalogs that CAN serve some of them
+  listed per request and left out there) and an answerable control for the bundled skills (short
+  requests with their gold tool), each as a calibration set the no-good-match rule was tuned on
+  (`unanswerable.jsonl`, `bundled_queries.jsonl`) and a held-out set written before calibration
+  (`*_heldout.jsonl`);
 - the bundled `skills/` folder of this repository;
 - `generate.py`: realistic generated tools for padding past the ~6k real ones.
 
@@ -42,6 +44,7 @@ from .generate import generated_tools
 
 __all__ = [
     "ABSTENTION_CATALOGS",
+    "ABSTENTION_PARTS",
     "DATASETS",
     "DATA_DIR",
     "PARTS",
@@ -68,6 +71,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DATASETS: tuple[str, ...] = ("bfcl", "seal_tools")
 PARTS: tuple[str, ...] = ("tune", "test")
 ABSTENTION_CATALOGS: tuple[str, ...] = ("bundled", "bfcl", "seal_tools")
+ABSTENTION_PARTS: tuple[str, ...] = ("heldout", "calibration")
 SEED = 20260101
 
 
@@ -145,19 +149,32 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
     return _queries(DATA_DIR / dataset / "queries_dev.jsonl", dataset)
 
 
+_ABSTENTION_FILES = {"calibration": ("unanswerable.jsonl", "bundled_queries.jsonl"),
+                     "heldout": ("unanswerable_heldout.jsonl", "bundled_queries_heldout.jsonl")}
+
+
+def _check_part(part: str) -> None:
+    if part not in ABSTENTION_PARTS:
+        raise ValueError(f"unknown abstention part {part!r}; choose {' or '.join(ABSTENTION_PARTS)}")
+
+
 @functools.cache
-def load_unanswerable(catalog: str) -> tuple[str, ...]:
-    """Requests no tool of `catalog` ("bundled", "bfcl", "seal_tools") serves."""
+def load_unanswerable(catalog: str, part: str = "heldout") -> tuple[str, ...]:
+    """Requests no tool of `catalog` ("bundled", "bfcl", "seal_tools") serves: the held-out set (written
+    before calibration, never tuned on) or the calibration set the no-good-match rule was tuned on."""
     if catalog not in ABSTENTION_CATALOGS:
         raise ValueError(f"unknown catalog {catalog!r}; choose one of {', '.join(ABSTENTION_CATALOGS)}")
-    rows = _read_jsonl(DATA_DIR / "abstention" / "unanswerable.jsonl")
+    _check_part(part)
+    rows = _read_jsonl(DATA_DIR / "abstention" / _ABSTENTION_FILES[part][0])
     return tuple(r["query"] for r in rows if catalog not in r.get("answerable_in", ()))
 
 
 @functools.cache
-def load_bundled_queries() -> tuple[Query, ...]:
-    """Short requests for the bundled skills with their gold tool (the answerable control there)."""
-    return _queries(DATA_DIR / "abstention" / "bundled_queries.jsonl", "bundled")
+def load_bundled_queries(part: str = "heldout") -> tuple[Query, ...]:
+    """Requests for the bundled skills with their gold tool (the answerable control there): held out,
+    or the calibration set."""
+    _check_part(part)
+    return _queries(DATA_DIR / "abstention" / _ABSTENTION_FILES[part][1], "bundled")
 
 
 def tool_from_row(row: dict[str, Any], *, trusted: bool = False) -> Tool:

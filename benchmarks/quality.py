@@ -29,14 +29,13 @@ from tqdm import tqdm
 
 from . import abstention
 from .data import (
+    ABSTENTION_PARTS,
     DATASETS,
     Query,
     bundled_tools,
-    load_bundled_queries,
     load_dev_queries,
     load_queries,
     load_rows,
-    load_unanswerable,
     split,
     tool_from_row,
 )
@@ -123,11 +122,11 @@ def run(*, quick: bool = False, progress: bool = True, engines: list[str] | None
         for key, queries in sets.items():
             result["datasets"][key] = {"tools": len(tools), "queries": len(queries), "catalog": dataset,
                                        "set": dict((k, d) for k, _, d in SETS)[key], "engines": {}}
-        result["abstention"][dataset] = _abstention_entry(dataset, "held-out test half")
+        result["abstention"][dataset] = abstention.header(dataset, quick)
         with tempfile.TemporaryDirectory(prefix=f"bench-{dataset}-") as tmp:
             if {"hybrid", "dense"} & set(names):
                 result["datasets"][dataset]["query_embedding_s"] = _embed_queries(
-                    [q for qs in sets.values() for q in qs] + [_q(t) for t in load_unanswerable(dataset)],
+                    [q for qs in sets.values() for q in qs] + _abstention_queries(dataset, quick),
                     progress=progress)
             for name in names:
                 start = time.perf_counter()
@@ -138,25 +137,21 @@ def run(*, quick: bool = False, progress: bool = True, engines: list[str] | None
                     rankings = scores.pop("_rankings")
                     result["datasets"][key]["engines"][name] = {"build_s": build_s, **scores}
                     if key == dataset:  # the test half is the answerable side of the abstention report
-                        result["abstention"][dataset]["engines"][name] = {
-                            **abstention.judge(engine, _unanswerable(dataset, quick)),
-                            **abstention.answerable_side(rankings)}
+                        result["abstention"][dataset]["engines"][name] = abstention.figures(
+                            engine, name, dataset, quick=quick, heldout_rankings=rankings)
     result["abstention"] = {"bundled": _bundled(names, quick, progress), **result["abstention"]}
     return result
 
 
-def _unanswerable(catalog: str, quick: bool) -> list[str]:
-    requests = list(load_unanswerable(catalog))
-    return requests[::4] if quick else requests
+def _abstention_queries(catalog: str, quick: bool) -> list[Query]:
+    """The abstention texts to embed up front: unanswerable requests of both parts and the calibration
+    half's answerable queries (the test half is embedded with the quality sets)."""
+    return [*(_q(t) for part in ABSTENTION_PARTS for t in abstention.unanswerable(catalog, part, quick)),
+            *abstention.answerable(catalog, "calibration", quick)]
 
 
 def _q(text: str) -> Query:
     return Query(id=text, text=text, gold=(), subset="", dataset="")
-
-
-def _abstention_entry(catalog: str, answerable: str) -> dict[str, Any]:
-    return {"unanswerable_count": len(load_unanswerable(catalog)), "answerable_label": answerable,
-            "engines": {}}
 
 
 def _bundled(names: list[str], quick: bool, progress: bool) -> dict[str, Any]:
@@ -165,18 +160,15 @@ def _bundled(names: list[str], quick: bool, progress: bool) -> dict[str, Any]:
 
     from .data import REPO_ROOT
 
-    entry = _abstention_entry("bundled", "73 short requests with their gold tool (bundled_queries.jsonl)")
+    entry = abstention.header("bundled", quick)
     tools = list(bundled_tools())
     if not tools:
         return entry
     skills = load_skills(REPO_ROOT / "skills").skills
-    queries = list(load_bundled_queries())
     with tempfile.TemporaryDirectory(prefix="bench-bundled-") as tmp:
         for name in names:
             engine = build_engine(name, tools, index_dir=Path(tmp) / name, progress=progress, skills=skills)
-            rankings = [(engine.search(q.text, K), q.gold) for q in queries]
-            entry["engines"][name] = {**abstention.judge(engine, _unanswerable("bundled", quick)),
-                                      **abstention.answerable_side(rankings)}
+            entry["engines"][name] = abstention.figures(engine, name, "bundled", quick=quick)
     return entry
 
 

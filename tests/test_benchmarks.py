@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import latency, quality, runner, targets, tokens
+from benchmarks import abstention, latency, quality, runner, targets, tokens
 from benchmarks.baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25, tokenize
 from benchmarks.data import (
     ABSTENTION_CATALOGS,
@@ -104,14 +104,24 @@ def test_tune_and_test_halves_are_disjoint_fixed_and_balanced():
 
 
 def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
-    counts = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}
+    counts = {c: len(load_unanswerable(c, "calibration")) for c in ABSTENTION_CATALOGS}
     assert counts == {"bundled": 90, "bfcl": 58, "seal_tools": 56}
-    assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled")
-    assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl")  # bfcl books flights
+    held = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}  # held out by default
+    assert held == {"bundled": 148, "bfcl": 65, "seal_tools": 57}
+    assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled", "calibration")
+    assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl", "calibration")
+    assert "weather" in load_unanswerable("bundled") and "weather" not in load_unanswerable("bfcl")
+    # held out means new: no request of the calibration sets comes back
+    for catalog in ABSTENTION_CATALOGS:
+        assert not set(load_unanswerable(catalog)) & set(load_unanswerable(catalog, "calibration"))
+    assert not {q.text for q in load_bundled_queries()} & {q.text for q in load_bundled_queries("calibration")}
     bundled = {t.name for t in bundled_tools()}
-    assert all(set(q.gold) <= bundled for q in load_bundled_queries())
+    for part in ("heldout", "calibration"):
+        assert all(set(q.gold) <= bundled and q.gold for q in load_bundled_queries(part))
     with pytest.raises(ValueError, match="catalog"):
         load_unanswerable("nope")
+    with pytest.raises(ValueError, match="part"):
+        load_unanswerable("bfcl", "test")
 
 
 def test_generated_tools_are_valid_distinct_and_deterministic():
@@ -249,6 +259,12 @@ def test_quality_suite_smoke(monkeypatch):
     bundled = result["abstention"]["bundled"]["engines"]
     assert bundled["bm25f"]["abstained"] > bundled["fastmcp-bm25"]["abstained"]  # the honest no-match
     assert bundled["bm25f-noabstain"]["answered"] == 1.0
+    # held-out figures at the top level, calibration ones apart (answerable side: engines with a rule)
+    calibration = bundled["bm25f"]["calibration"]
+    assert calibration["unanswerable"] == len(abstention.unanswerable("bundled", "calibration", True))
+    assert calibration["answerable"] == 73 and "answerable" not in bundled["bm25s"]["calibration"]
+    assert bundled["bm25f"]["answerable"] == 69
+    assert "answered" not in result["abstention"]["bfcl"]["engines"]["bm25f"]["calibration"]  # quick mode
     text = quality.markdown(result)
     assert "Recall@5 by subset" in text and "Abstention" in text and "not tuned on" in text
     assert "pydantic-ai-bm25" in text  # the strategy that cannot run here is named, with the reason

@@ -149,8 +149,13 @@ def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request(
     assert s.search("qwerty zxcvb") == []  # BM25F finds nothing, and neither do the vectors
     assert s.search("gadgets and widgets for a joke")  # BM25F matches noise, the vectors agree
     gated = Searcher(office_skills(), config=SearchConfig(
-        rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99))
+        rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99, dense_overrule_strength=0))
     assert gated.search("send an email with attachments") == []  # the gate overrides a lexical match
+    overruled = Searcher(office_skills(), config=SearchConfig(
+        rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99))
+    # ... unless the words match squarely (strength >= dense_overrule_strength): short technical
+    # requests embed poorly
+    assert overruled.search("send an email with attachments")[0].name == "send_email"
 
 
 @pytest.mark.embed

@@ -72,10 +72,15 @@ class SearchConfig:
                   tokens; a repeated search brings the next-best with exclude=)
     need_coverage a clause counts as a need when its best tool covers this share of its words
     min_top_coverage  the best hit alone must cover this share of the meaningful words (0: off)
-    min_strength  the best hit's score, in units of the catalog's rarest-term idf ln(1 + 2N) (scaled
-                  down below 300 tools), must reach this, unless it holds every meaningful word
+    min_strength  the no-good-match bar (verdict.Verdict.answers): the best hit's score, in units of the
+                  catalog's rarest-term idf ln(1 + 2N) (scaled down below 300 tools), must reach this
+                  when some judged tool shares two or more meaningful words with the query (unless the
+                  best tool holds every meaningful word); 0 switches the strength test off
+    min_single_strength  the same bar when no judged tool shares more than one meaningful word with
+                  the query: one shared word must be a strong match on its own
     min_dense_similarity  with an embedding reranker: no good match when no tool's cosine to the query
-                  (or a clause of it) reaches this (model dependent; tuned for all-MiniLM-L6-v2)
+                  (or a clause of it) reaches this (model dependent; tuned for all-MiniLM-L6-v2),
+                  unless BM25F's strength reaches `dense_overrule_strength` (0: never overruled)
     dense_only_similarity  with the hybrid: when BM25F finds no good match, dense-only hits are
                   returned only if the best cosine reaches this
     rerank, embedder, rerank_depth
@@ -100,9 +105,11 @@ class SearchConfig:
     max_hits: int = 6
     min_top_coverage: float = 0.0
     min_strength: float = 1.2
+    min_single_strength: float = 1.8
     min_relative_score: float = 0.9
     min_dense_similarity: float = 0.3
-    dense_only_similarity: float = 0.4
+    dense_only_similarity: float = 0.45
+    dense_overrule_strength: float = 3.0
     rerank: Literal["off", "rerank", "hybrid"] = "off"
     embedder: Any = None
     rerank_depth: int = 50
@@ -133,8 +140,9 @@ class SearchConfig:
             raise ConfigError(f"SearchConfig.fuzzy_max_edits must be 0, 1 or 2, got {self.fuzzy_max_edits}")
         if self.rerank not in ("off", "rerank", "hybrid"):
             raise ConfigError(f"SearchConfig.rerank must be 'off', 'rerank' or 'hybrid', got {self.rerank!r}")
-        if self.min_strength < 0:
-            raise ConfigError(f"SearchConfig.min_strength must be >= 0, got {self.min_strength}")
+        for name in ("min_strength", "min_single_strength", "dense_overrule_strength"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"SearchConfig.{name} must be >= 0, got {getattr(self, name)}")
         for name in ("hits_per_need", "max_hits"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -274,8 +274,9 @@ class Searcher:
         ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
         n = self._budget(max(len(tops), 1), k) if adaptive else k
         closest = self._closest(text)
-        if closest is not None and closest < self.config.min_dense_similarity:
-            return []  # the embedding agrees with nothing in the catalog: no good match
+        if closest is not None and closest < self.config.min_dense_similarity and not (
+                ranked and verdict.overrules_dense(self.config, state.scorer.n_docs)):
+            return []  # the embedding agrees with nothing in the catalog, nor is the word match strong
         if not ranked or not verdict.answers(self.config, state.scorer.n_docs):
             # hybrid: dense-only hits, when the embedding is confident on its own
             if getattr(self._reranker, "wants_all_queries", False) and (

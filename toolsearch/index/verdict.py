@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .config import SearchConfig
 from .scoring import Ranked, Scorer
 
-__all__ = ["Verdict", "coverage", "judge", "judging_weights"]
+__all__ = ["Verdict", "coverage", "judge", "judging_weights", "matched_words"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 
@@ -25,30 +25,53 @@ class Verdict:
     coverage      idf-weighted share of the query's meaningful words found in any of the judged hits
     top_coverage  the same share for the top hit alone
     top_score     the top hit's BM25F score
+    matched       the most meaningful query words that one judged hit shares with the query
     """
 
     coverage: float
     top_coverage: float
     top_score: float
     weights: tuple[float, ...] = field(default=(), repr=False)  # judging weight of each query word
+    matched: int = 0
+
+    def strength(self, n_docs: int) -> float:
+        """The top BM25F score in units of the catalog's rarest-term idf, ln(1 + 2N), so that one
+        threshold holds from a 60-tool to a 4,000-tool catalog. In a small catalog chance overlaps are
+        rare while every idf is small (two weather tools among ten make "weather" a common word), so the
+        unit shrinks with the log of the catalog size below `_STRENGTH_FULL_AT` tools."""
+        n = max(n_docs, 2)
+        return self.top_score / (math.log1p(2 * n) * min(1.0, math.log(n) / math.log(_STRENGTH_FULL_AT)))
 
     def answers(self, config: SearchConfig, n_docs: int) -> bool:
-        """The no-good-match rule: enough of the query's words covered, and a top hit with more
-        evidence than one common word (unless it holds every meaningful word of the query).
+        """The no-good-match rule, in three steps a user can check against a hit's matched words:
 
-        Evidence is the top BM25F score in units of the catalog's rarest-term idf, ln(1 + 2N), so one
-        threshold holds from a 60-tool to a 4,000-tool catalog. In a big catalog nearly every sentence
-        shares a word with some tool ("make me a cup of tea" -> makeCoffee), so a hit must be deeper
-        than that; in a small one chance overlaps are rare while every idf is small (two weather
-        tools among ten make "weather" a common word), so the bar is lowered with the log of the
-        catalog size below `_STRENGTH_FULL_AT` tools."""
+        1. enough of the query is covered: the judged hits hold `min_coverage` of its meaningful
+           words (idf-weighted), and the top hit `min_top_coverage`;
+        2. the top tool holds every meaningful word of the query: a match, as good as it gets;
+        3. otherwise the evidence must be deep enough: `strength` >= `min_single_strength`, or
+           some judged tool shares at least two meaningful words with the query and `strength` >=
+           `min_strength`.
+
+        Why two words: in a real catalog nearly every sentence shares one word with some tool
+        ("run a marathon" -> run_command, "make me a cup of tea" -> makeCoffee, "book a table" ->
+        json_query's "book"), while a tool that serves a request nearly always shares two of its words
+        or one distinctive one ("sha256", "Amharic"). One shared word must therefore be a strong match
+        on its own (1.5x the two-word bar by default)."""
         if self.coverage < config.min_coverage or self.top_coverage < config.min_top_coverage:
             return False
         if config.min_strength <= 0 or self.top_coverage >= 0.999:
-            return True  # the top tool holds every meaningful word of the query: as good as it gets
-        n = max(n_docs, 2)
-        unit = math.log1p(2 * n) * min(1.0, math.log(n) / math.log(_STRENGTH_FULL_AT))
-        return self.top_score >= config.min_strength * unit
+            return True
+        strength = self.strength(n_docs)
+        return strength >= config.min_single_strength or (
+            self.matched >= 2 and strength >= config.min_strength)
+
+    def overrules_dense(self, config: SearchConfig, n_docs: int) -> bool:
+        """With the hybrid's dense gate: BM25F evidence so strong (`strength` >=
+        `dense_overrule_strength`, enough coverage) that a low cosine must not veto it. Short
+        technical requests embed poorly ("run the test suite with pytest" has cosine 0.23 to
+        run_command) while matching a tool's words squarely."""
+        return (config.dense_overrule_strength > 0 and self.coverage >= config.min_coverage
+                and self.strength(n_docs) >= config.dense_overrule_strength)
 
 
 def judge(scorer: Scorer, ranked: list[Ranked], judged: int, meaningful: list[str],
@@ -61,7 +84,14 @@ def judge(scorer: Scorer, ranked: list[Ranked], judged: int, meaningful: list[st
         top_coverage=coverage(ranked[:1], judging),
         top_score=ranked[0].score if ranked else 0.0,
         weights=tuple(judging),
+        matched=matched_words(ranked[:judged], len(meaningful)),
     )
+
+
+def matched_words(ranked: list[Ranked], words: int) -> int:
+    """The most of the query's `words` meaningful words that any one of `ranked` holds."""
+    mask = (1 << words) - 1
+    return max((bin(r.groups & mask).count("1") for r in ranked), default=0)
 
 
 def judging_weights(scorer: Scorer, meaningful: list[str], weight: list[float]) -> list[float]:

@@ -1,0 +1,87 @@
+"""The no-good-match verdict (toolsearch.index.verdict): the evidence it reads from a ranking and the rule
+that turns it into "answer" or "no good match", checked on values and on a real index."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from toolsearch import ConfigError, Skill, Tool
+from toolsearch.index import SearchConfig, Searcher
+from toolsearch.index.scoring import Ranked
+from toolsearch.index.verdict import Verdict, matched_words
+
+CONFIG = SearchConfig()
+N = 1000  # a catalog big enough for the full strength unit
+UNIT = math.log1p(2 * N)
+
+
+def verdict(*, strength: float, matched: int, coverage: float = 0.6, top_coverage: float = 0.4) -> Verdict:
+    return Verdict(coverage=coverage, top_coverage=top_coverage, top_score=strength * UNIT, matched=matched)
+
+
+def test_strength_is_the_top_score_in_units_of_the_rarest_idf_scaled_down_for_small_catalogs():
+    assert verdict(strength=1.5, matched=2).strength(N) == pytest.approx(1.5)
+    small = Verdict(coverage=1, top_coverage=1, top_score=math.log1p(2 * 60), matched=1)
+    assert small.strength(60) == pytest.approx(math.log(300) / math.log(60))  # below 300 tools: smaller unit
+
+
+def test_one_shared_word_needs_the_single_word_bar_two_words_the_lower_one():
+    between = (CONFIG.min_strength + CONFIG.min_single_strength) / 2
+    assert verdict(strength=between, matched=2).answers(CONFIG, N)
+    assert not verdict(strength=between, matched=1).answers(CONFIG, N)  # "run a marathon" -> run_command
+    assert verdict(strength=CONFIG.min_single_strength, matched=1).answers(CONFIG, N)  # "sha256"
+    assert not verdict(strength=CONFIG.min_strength * 0.9, matched=3).answers(CONFIG, N)
+
+
+def test_coverage_comes_first_and_a_tool_holding_every_word_is_a_match():
+    assert not verdict(strength=9, matched=3, coverage=0.1).answers(CONFIG, N)
+    assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(CONFIG, N)
+    assert not verdict(strength=9, matched=3, top_coverage=0.3).answers(SearchConfig(min_top_coverage=0.5), N)
+    assert verdict(strength=0.1, matched=1).answers(SearchConfig(min_strength=0), N)  # strength test off
+
+
+def test_only_an_overwhelming_word_match_overrules_the_dense_gate():
+    assert verdict(strength=CONFIG.dense_overrule_strength, matched=2).overrules_dense(CONFIG, N)
+    assert not verdict(strength=CONFIG.dense_overrule_strength * 0.9, matched=3).overrules_dense(CONFIG, N)
+    assert not verdict(strength=9, matched=3, coverage=0.1).overrules_dense(CONFIG, N)
+    assert not verdict(strength=9, matched=3).overrules_dense(SearchConfig(dense_overrule_strength=0), N)
+
+
+def test_matched_words_counts_the_query_words_one_hit_holds():
+    hits = [Ranked(0, 3.0, 1, 0b0101), Ranked(1, 2.0, 1, 0b0111), Ranked(2, 1.0, 1, 0)]
+    assert matched_words(hits, 4) == 3
+    assert matched_words(hits, 1) == 1  # bits past the meaningful words (fuzzy, clauses) do not count
+    assert matched_words([], 3) == 0
+
+
+@pytest.mark.parametrize("knob", ["min_single_strength", "dense_overrule_strength"])
+def test_new_knobs_are_validated(knob):
+    with pytest.raises(ConfigError, match=knob):
+        SearchConfig(**{knob: -1})
+
+
+def errands_catalog() -> list[Skill]:
+    """500 tools: everyday words ("run", "book", "table") occur in many of them, as in a real catalog."""
+    tools = [Tool(name=f"run_job_{i}", description=f"Run batch job number {i} on the cluster queue.") for i in range(150)]
+    tools += [Tool(name=f"book_index_{i}", description=f"Index the chapters of book {i} in a table.") for i in range(150)]
+    tools += [Tool(name=f"gadget_{i}", description=f"Configure gadget {i} for the warehouse.") for i in range(197)]
+    tools += [
+        Tool(name="run_marathon_plan", description="Training plan for a marathon runner."),
+        Tool(name="restaurant_reservation", description="Reserve a table at a restaurant for a party."),
+        Tool(name="sha256_digest", description="Compute the sha256 digest of a text."),
+    ]
+    return [Skill(name="errands", tools=tools)]
+
+
+def test_on_a_real_index_one_shared_word_must_be_strong_on_its_own():
+    s = Searcher(errands_catalog())
+    # "digest" is in one tool of 500, but the request is about a password: one word, not strong enough.
+    assert s.search("digest of my password") == []
+    loose = Searcher(s.catalog, config=SearchConfig(min_single_strength=CONFIG.min_strength))
+    assert loose.search("digest of my password")[0].name == "sha256_digest"  # the two-word bar alone
+    assert s.search("sha256 digest of my text")[0].name == "sha256_digest"  # two words shared
+    assert s.search("reserve a table at an Italian restaurant")[0].name == "restaurant_reservation"
+    assert s.search("marathon")[0].name == "run_marathon_plan"  # holds every meaningful word
+    assert s.search("book a seat on the bus") == []  # only "book", shared by 150 tools

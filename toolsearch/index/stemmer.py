@@ -49,6 +49,7 @@ _S3: dict[str, _Rule] = {
     "ical": ("ic", (), False), "ness": ("", (), False), "ful": ("", (), False),
 }
 _S3_LENGTHS = (7, 6, 5, 4, 3)
+_S2_SUFFIXES, _S3_SUFFIXES = tuple(_S2), tuple(_S3)
 _S4_DELETE = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism", "ate",
               "iti", "ous", "ive", "ize")  # whoosh's order: the first that matches decides
 
@@ -70,9 +71,12 @@ def _r1(word: str) -> int:
     return match.start(1) if match else len(word)
 
 
-def _suffix_rules(word: str, rules: dict[str, _Rule], lengths: tuple[int, ...], r1: int, r2: int) -> str:
+def _suffix_rules(word: str, rules: dict[str, _Rule], suffixes: tuple[str, ...], lengths: tuple[int, ...],
+                  r1: int, r2: int) -> str:
     """whoosh's step_2 / step_3: the rules in order, longest suffix first; the first whose suffix
     ends `word` decides (the word unchanged when its conditions fail), unless its result is ""."""
+    if not word.endswith(suffixes):  # most words end with none of them: one C call
+        return word
     size = len(word)
     for n in lengths:
         if size < n:
@@ -163,18 +167,18 @@ def stem(word: str) -> str:
                 word = word[:-1] + "i"
 
     # Steps 2 and 3: the first rule (longest suffix) that matches decides, unless it yields "".
-    word = _suffix_rules(word, _S2, _S2_LENGTHS, r1, r2)
-    word = _suffix_rules(word, _S3, _S3_LENGTHS, r1, r2)
+    word = _suffix_rules(word, _S2, _S2_SUFFIXES, _S2_LENGTHS, r1, r2)
+    word = _suffix_rules(word, _S3, _S3_SUFFIXES, _S3_LENGTHS, r1, r2)
 
     # Step 4.
-    for end in _S4_DELETE:
-        if word.endswith(end):
-            if len(word) - len(end) >= r2:
-                word = word[:-len(end)]
-            break
-    else:
-        if word.endswith(("sion", "tion")) and len(word) - 3 >= r2:
-            word = word[:-3]
+    if word.endswith(_S4_DELETE):
+        for end in _S4_DELETE:
+            if word.endswith(end):
+                if len(word) - len(end) >= r2:
+                    word = word[:-len(end)]
+                break
+    elif word.endswith(("sion", "tion")) and len(word) - 3 >= r2:
+        word = word[:-3]
 
     # Step 5.
     if word.endswith("l"):

@@ -135,13 +135,17 @@ def _write_doc_columns(pdw: Any, p: Postings, lengths: np.ndarray) -> None:
         fieldname = FIELDS[f]
         pdw._create_column(_lenfield(fieldname), LENGTHS_COLUMN)
         pdw._fieldlengths[fieldname] += int(lengths[:, f].sum())
-        add = pdw._get_column(_lenfield(fieldname)).add
+        column = pdw._get_column(_lenfield(fieldname))
         docs = np.flatnonzero(nonzero[:, f])
-        for docnum, length in zip(docs.tolist(), lengths[docs, f].tolist()):
-            add(docnum, byte_of[length])
-    add = pdw._get_column("_stored").add
-    for docnum, (name, skill) in enumerate(zip(p.names, p.skills)):
-        add(docnum, {"skill_id": skill, "tool": name})
+        field_bytes = [byte_of[length] for length in lengths[docs, f].tolist()]
+        if not whoosh_terms.write_byte_column(column, docs, field_bytes):
+            for docnum, b in zip(docs.tolist(), field_bytes):
+                column.add(docnum, b)
+    stored = [{"skill_id": skill, "tool": name} for name, skill in zip(p.names, p.skills)]
+    column = pdw._get_column("_stored")
+    if not whoosh_terms.write_stored_column(column, stored):
+        for docnum, fields in enumerate(stored):
+            column.add(docnum, fields)
     # The state `start_doc`/`finish_doc` would have left (close() finishes an open doc: none is).
     pdw._doccount = n
     pdw._docnum = n - 1 if n else None

@@ -26,17 +26,17 @@ are byte for byte those of `add_document`.
 from __future__ import annotations
 
 import zlib
-from bisect import bisect_right
 from hashlib import md5
 from pickle import dumps
 from struct import Struct
 from typing import Any, Sequence
 
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3FieldWriter, W3PostingsWriter, W3TermInfo
+from whoosh.columns import CompressedBytesColumn, NumericColumn, PickleColumn
 from whoosh.filedb.filetables import OrderedHashWriter, md5_hash
 from whoosh.util.numeric import length_to_byte
 
-__all__ = ["applies", "write_terms"]
+__all__ = ["applies", "write_byte_column", "write_stored_column", "write_terms"]
 
 _KV_LENGTHS = Struct("!ii")  # filetables._lengths
 _BLOCK_LENGTH = Struct("!i")  # StructFile.write_int
@@ -163,19 +163,57 @@ def write_terms(fw: Any, terms: Sequence[bytes], starts: Sequence[int], ids: Seq
 _TYPE_MAX = {"B": 2**8 - 1, "H": 2**16 - 1, "i": 2**31 - 1, "I": 2**32 - 1, "q": 2**63 - 1}
 
 
-def _extend(index: Any, positions: list[int]) -> None:
-    """`GrowableArray.extend(positions)` (ascending), in slices: its `append` retypes the array when a
-    value overflows the type; here each slice that fits is added at once and only the value that does
-    not fit goes through `append`, so the array ends with the same type and contents."""
-    i = 0
-    while i < len(positions):
-        top = _TYPE_MAX.get(getattr(index.array, "typecode", ""))
-        if top is None:  # a list (its fallback) or an unknown type: the plain way
-            index.extend(positions[i:])
-            return
-        j = bisect_right(positions, top, i)
-        index.array.extend(positions[i:j])
-        if j < len(positions):
-            index.append(positions[j])
-            j += 1
-        i = j
+def _extend(growable: Any, values: list[int]) -> None:
+    """`GrowableArray.extend(values)` for non-negative ints, at C speed. Its `append` retypes the array
+    when a value does not fit, choosing the type by that value, so the type it ends with is the one
+    `_retype` picks for the largest value (or the current one when everything fits)."""
+    if not values:
+        return
+    top = _TYPE_MAX.get(getattr(growable.array, "typecode", ""))
+    if top is None or min(values) < 0:  # a list (its fallback) or an unusual case: the plain way
+        growable.extend(values)
+        return
+    biggest = max(values)
+    if biggest > top:
+        growable._retype(biggest)
+    growable.array.extend(values)
+
+
+def write_byte_column(writer: Any, docs: Any, values: list[int]) -> bool:
+    """`writer.add(doc, value)` for each of `docs` (ascending) into a fresh one-byte `NumericColumn`
+    with default 0 (the field-length columns), as one write: that writer writes each value's byte
+    after default bytes for the documents skipped. False, writing nothing, for another writer."""
+    if type(writer) is not NumericColumn.Writer or writer._fixedlen != 1 or writer._default != 0 \
+            or writer._count != 0 or 0 in values or not len(docs):
+        return False
+    out = bytearray(int(docs[-1]) + 1)
+    for doc, value in zip(docs.tolist(), values):
+        out[doc] = value
+    writer._dbfile.write(bytes(out))
+    writer._count = len(out)
+    return True
+
+
+def write_stored_column(writer: Any, stored: list[dict[str, Any]]) -> bool:
+    """`writer.add(docnum, stored[docnum])` for every document into a fresh stored-fields column
+    (`PickleColumn(CompressedBytesColumn())`): the same pickles, compressed the same way, one write.
+    False, writing nothing, for another writer."""
+    child = getattr(writer, "_child", None)
+    if type(writer) is not PickleColumn.Writer or type(child) is not CompressedBytesColumn.Writer \
+            or child._count != 0 or child._offset_base != 0:
+        return False
+    compress, level = child._compress, child._level
+    blobs = [compress(dumps(fields, 2), level) for fields in stored]
+    sizes = list(map(len, blobs))
+    offsets = [0] * len(sizes)
+    base = 0
+    for i, size in enumerate(sizes):
+        offsets[i] = base
+        base += size
+    child._dbfile.write(b"".join(blobs))
+    _extend(child._lengths, sizes)
+    _extend(child._offsets, offsets)
+    child._offset_base = base
+    child._count = len(stored)
+    return True
+

@@ -190,6 +190,29 @@ def test_damaged_export_is_redone_and_one_that_differs_from_torch_is_refused(onn
 
 
 @pytest.mark.embed
+def test_int8_export_is_its_own_model_close_to_torch_and_never_falls_back(onnx_cache, tmp_path, monkeypatch):
+    float_side = SentenceTransformerEmbedder(cache_dir=onnx_cache)
+    int8 = SentenceTransformerEmbedder(cache_dir=tmp_path, precision="int8")
+    assert int8.model_id == float_side.model_id + ":int8"  # stored tool vectors are not shared
+    vectors = int8.embed(SENTENCES)
+    assert int8.backend_in_use == "onnx" and vectors.shape == (len(SENTENCES), 384)
+    cosines = np.sum(vectors * float_side.embed(SENTENCES), axis=1)
+    assert 0.95 <= np.min(cosines) and np.max(cosines) < 0.99999  # close, but really quantized
+    folder = export_folder(int8._source, tmp_path, precision="int8")
+    assert read_info(folder).precision == "int8" and folder != export_folder(int8._source, tmp_path)
+    assert (folder / "model.onnx").stat().st_size < 0.8 * (export_folder(int8._source, onnx_cache) / "model.onnx").stat().st_size
+    assert [p.name for p in (tmp_path / "onnx").iterdir()] == [folder.name]  # no float32 or temporary leftovers
+    # Reopened in another embedder: the export is reused, torch is never loaded.
+    again = SentenceTransformerEmbedder(cache_dir=tmp_path, precision="int8")
+    assert np.allclose(again.embed(SENTENCES), vectors, atol=1e-6) and again._model is None
+    with pytest.raises(ConfigError, match="precision='int8'.*backend='torch'"):
+        SentenceTransformerEmbedder(precision="int8", backend="torch")
+    monkeypatch.setenv("TOOLSEARCH_EMBED_PRECISION", "int4")
+    with pytest.raises(ConfigError, match="TOOLSEARCH_EMBED_PRECISION"):
+        SentenceTransformerEmbedder()
+
+
+@pytest.mark.embed
 def test_without_onnxruntime_auto_uses_torch_and_onnx_is_an_error(tmp_path, monkeypatch, capfd):
     real = embedder_module.importlib.util.find_spec
     monkeypatch.setattr(embedder_module.importlib.util, "find_spec",

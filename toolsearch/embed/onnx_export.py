@@ -13,6 +13,16 @@ Nothing is trusted blindly: before the export is published, ONNX Runtime embeds 
 long past the truncation length, mixed case, Chinese, accented, padded in one batch) and each vector must
 have a cosine of at least `MIN_COSINE` with the torch vector. A model that fails to trace or to match
 raises `ExportError`, and the caller keeps using torch.
+
+`precision="int8"` then quantizes the checked graph's MatMul weights to int8, per output channel, with
+activations quantized on the fly (ONNX Runtime's dynamic quantization): about half the CPU time per
+query (all-MiniLM-L6-v2 on an AVX-512 VNNI Xeon: ~5.3 vs ~11 ms CPU at the median real query) and a
+58 MB file instead of 90 MB. The vectors move (cosine to torch's: mean 0.993, worst 0.975 over 1,054
+real queries and clauses; per-tensor weights gave 0.96 / 0.87, so per channel it is), so an int8 export
+is its own model (`ExportInfo.precision`, its own cache folder and the embedder's `model_id`) and is
+checked against torch with the looser `MIN_COSINE_INT8`, which still catches a broken quantization.
+Only the weight MatMuls are quantized: the word-embedding table and attention's activation products stay
+float32 (quantizing all of them cost accuracy for no measurable time).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +40,10 @@ import numpy as np
 from .onnx_files import MODEL_FILE, TOKENIZER_FILE, ExportInfo, write_info
 from .onnx_runtime import OnnxModel
 
-__all__ = ["MIN_COSINE", "PROBES", "ExportError", "export_model"]
+__all__ = ["MIN_COSINE", "MIN_COSINE_INT8", "PROBES", "ExportError", "export_model"]
 
 MIN_COSINE = 0.999
+MIN_COSINE_INT8 = 0.95
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # what OnnxModel knows how to feed
 PROBES = (
     "what time is it",
@@ -48,8 +60,9 @@ class ExportError(RuntimeError):
     """The model could not be exported, or its export does not reproduce the torch embeddings."""
 
 
-def export_model(model: Any, folder: Path, *, model_id: str) -> OnnxModel:
-    """Export `model` (a loaded `SentenceTransformer`) into `folder` and open it.
+def export_model(model: Any, folder: Path, *, model_id: str, precision: str = "float32") -> OnnxModel:
+    """Export `model` (a loaded `SentenceTransformer`) into `folder` (quantized if `precision` is "int8")
+    and open it.
 
     Another process exporting the same model at the same time is harmless: each writes a private
     temporary folder and the first complete one to be renamed into place wins.
@@ -80,8 +93,15 @@ def export_model(model: Any, folder: Path, *, model_id: str) -> OnnxModel:
         tokenizer.save(str(work / TOKENIZER_FILE))
         write_info(work, info)
         exported = OnnxModel(work, info)
-        _check(model, exported)
-        del exported  # release the session before the folder moves
+        _check(model, exported, MIN_COSINE)  # the trace itself, before any quantization
+        del exported  # release the session before the file is replaced or the folder moves
+        if precision == "int8":
+            _quantize(work / MODEL_FILE)
+            info = replace(info, precision="int8")
+            write_info(work, info)
+            exported = OnnxModel(work, info)
+            _check(model, exported, MIN_COSINE_INT8)
+            del exported
         try:
             os.rename(work, folder)
         except OSError:  # someone else's complete export got there first: use that one
@@ -93,7 +113,7 @@ def export_model(model: Any, folder: Path, *, model_id: str) -> OnnxModel:
         raise ExportError(f"{type(exc).__name__}: {exc}") from exc
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    opened = OnnxModel.open(folder, model_id=model_id)
+    opened = OnnxModel.open(folder, model_id=model_id, precision=precision)
     if opened is None:
         raise ExportError(f"the export in {folder} is not readable")
     return opened
@@ -127,7 +147,27 @@ def _trace(model: Any, example: list[Any], names: list[str], path: Path) -> None
         )
 
 
-def _check(model: Any, exported: OnnxModel) -> None:
+def _quantize(path: Path) -> None:
+    """Replace the float32 model at `path` by its int8 dynamic quantization (weights per channel)."""
+    import logging
+
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantized = path.with_name("int8-" + path.name)
+    # The quantizer advises "pre-processing" through the root logger on every call; it does not apply
+    # to dynamic quantization of a transformer, and would land on a search's stderr.
+    previous = logging.root.manager.disable
+    logging.disable(max(previous, logging.WARNING))
+    try:
+        quantize_dynamic(path, quantized, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
+                         per_channel=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    finally:
+        logging.disable(previous)
+    os.replace(quantized, path)
+
+
+def _check(model: Any, exported: OnnxModel, minimum: float) -> None:
     texts = list(PROBES)
     expected = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     for label, got in (("one at a time", np.concatenate([exported.embed([t], threads=1) for t in texts])),
@@ -135,8 +175,9 @@ def _check(model: Any, exported: OnnxModel) -> None:
         got = got / np.maximum(np.linalg.norm(got, axis=1, keepdims=True), 1e-12)
         cosines = np.sum(got * expected, axis=1)
         worst = int(np.argmin(cosines))
-        if cosines[worst] < MIN_COSINE:
+        if cosines[worst] < minimum:
             raise ExportError(
-                f"ONNX output differs from torch ({label}): cosine {cosines[worst]:.5f} < {MIN_COSINE} "
+                f"ONNX output ({exported.info.precision}) differs from torch ({label}): "
+                f"cosine {cosines[worst]:.5f} < {minimum} "
                 f"for {texts[worst][:40]!r}"
             )

@@ -6,7 +6,9 @@ index and stay next to it):
     <cache root>/onnx/<model slug>-<key>/
         model.onnx        the whole encoder: transformer, pooling, optional dense layers, normalisation
         tokenizer.json    the model's fast tokenizer (the `tokenizers` package reads it in ~10 ms)
-        export.json       format, model id, dimension, input names, max length, padding token, prompt
+        export.json       format, model id, dimension, input names, max length, padding token, prompt,
+                          precision ("float32", or "int8": weights quantized after the export, see
+                          `onnx_export`; another folder, since its vectors differ from torch's)
 
 The cache root is `cache_dir=` if given, else `$TOOLSEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/toolsearch`,
 else `~/.cache/toolsearch`. The key is a digest of the model's files (relative path, size, modification
@@ -25,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXPORT_FORMAT", "ExportInfo", "cache_root", "export_folder", "read_info", "write_info"]
+__all__ = ["EXPORT_FORMAT", "PRECISIONS", "ExportInfo", "cache_root", "export_folder", "read_info", "write_info"]
 
 EXPORT_FORMAT = 1
+PRECISIONS = ("float32", "int8")
 INFO_FILE = "export.json"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -45,11 +48,12 @@ class ExportInfo:
     pad_id: int
     pad_token: str
     prompt: str = ""  # the model's default prompt, prepended to every text (most models: none)
+    precision: str = "float32"  # "int8": MatMul weights quantized (per channel) after tracing
 
     def to_json(self) -> dict[str, Any]:
         return {"format": EXPORT_FORMAT, "model_id": self.model_id, "dim": self.dim, "inputs": list(self.inputs),
                 "max_length": self.max_length, "pad_id": self.pad_id, "pad_token": self.pad_token,
-                "prompt": self.prompt}
+                "prompt": self.prompt, "precision": self.precision}
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:
@@ -77,10 +81,12 @@ def _folder_digest(folder: Path) -> str:
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
-def export_folder(source: str, root: Path) -> Path:
-    """The export folder of a model given as a local folder or a hub name."""
+def export_folder(source: str, root: Path, *, precision: str = "float32") -> Path:
+    """The export folder of a model given as a local folder or a hub name, at a precision."""
     path = Path(source)
     identity = f"dir:{path}:{_folder_digest(path)}" if path.is_dir() else f"hub:{source}"
+    # float32 keeps the key it had before precisions existed, so existing exports stay valid.
+    identity += "" if precision == "float32" else f"\nprecision:{precision}"
     key = hashlib.sha256(f"{EXPORT_FORMAT}\n{identity}".encode()).hexdigest()[:16]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name or source).strip("-")[:60] or "model"
     return root / "onnx" / f"{slug}-{key}"
@@ -100,6 +106,7 @@ def read_info(folder: Path) -> ExportInfo | None:
             return None
         return ExportInfo(model_id=str(raw["model_id"]), dim=int(raw["dim"]), inputs=tuple(raw["inputs"]),
                           max_length=int(raw["max_length"]), pad_id=int(raw["pad_id"]),
-                          pad_token=str(raw["pad_token"]), prompt=str(raw.get("prompt") or ""))
+                          pad_token=str(raw["pad_token"]), prompt=str(raw.get("prompt") or ""),
+                          precision=str(raw.get("precision") or "float32"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

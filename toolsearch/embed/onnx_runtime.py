@@ -58,9 +58,9 @@ class OnnxModel:
         self._session(1)  # open one now: a broken model file fails here, where the caller can fall back
 
     @classmethod
-    def open(cls, folder: Path, *, model_id: str) -> OnnxModel | None:
+    def open(cls, folder: Path, *, model_id: str, precision: str = "float32") -> OnnxModel | None:
         info = read_info(folder)
-        if info is None or info.model_id != model_id:
+        if info is None or info.model_id != model_id or info.precision != precision:
             return None
         return cls(folder, info)
 

@@ -258,18 +258,7 @@ class Scorer:
         """
         if not self.n_docs or n <= 0:
             return []
-        found = []
-        postings = self._postings
-        if any(term not in postings for term, _, _ in terms):
-            self.prepare(term for term, _, _ in terms)
-        for term, weight, group in terms:
-            entry = postings.get(term)
-            if entry is None:
-                entry = self._term_postings(term)
-            if entry:
-                docs, contrib, mask = entry
-                found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
-                              mask, 1 << group if 0 <= group < 63 else 0))
+        found = self._gather(terms)
         if not found:
             return []
         all_docs: np.ndarray | None = None
@@ -301,6 +290,89 @@ class Scorer:
         top, best = docs[order], scores[order]
         fields, groups = self._masks(top, all_docs, found)
         return list(map(_ranked, zip(top.tolist(), best.tolist(), fields.tolist(), groups.tolist())))
+
+    def _gather(self, terms: Sequence[tuple[str, float, int]]) -> list[tuple[Any, ...]]:
+        """(docs, weighted contributions, field masks, group bit) of each query term some doc has."""
+        found = []
+        postings = self._postings
+        if any(term not in postings for term, _, _ in terms):
+            self.prepare(term for term, _, _ in terms)
+        for term, weight, group in terms:
+            entry = postings.get(term)
+            if entry is None:
+                entry = self._term_postings(term)
+            if entry:
+                docs, contrib, mask = entry
+                found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
+                              mask, 1 << group if 0 <= group < 63 else 0))
+        return found
+
+    def rank_many(self, queries: Sequence[Sequence[tuple[str, float, int]]], n: int, *,
+                  keep: np.ndarray | None = None) -> list[list[Ranked]]:
+        """`[self.rank(q, n, keep=keep) for q in queries]`, the same lists, for the clauses of a request.
+
+        A clause is a handful of words: ranked alone, its few hundred postings cost less than the ~40
+        numpy calls around them. Queries that `rank` would sum plainly (weights 1, too few postings
+        for MaxScore) are ranked together here: all their postings keyed by (query, doc), summed by
+        one `bincount` in each query's own posting order (so every score is `rank`'s to the bit),
+        cut to each query's top `n` by one sort on (query, -score, doc) (`rank`'s tie order), and
+        masked in one pass. The others go through `rank`."""
+        out: list[list[Ranked]] = [[] for _ in queries]
+        if not self.n_docs or n <= 0:
+            return out
+        together: list[tuple[int, list[tuple[Any, ...]]]] = []
+        for i, terms in enumerate(queries):
+            if any(weight != 1.0 for _, weight, _ in terms):
+                out[i] = self.rank(terms, n, keep=keep)
+                continue
+            found = self._gather(terms)
+            if not found:
+                continue
+            if sum(f[0].size for f in found) >= _PRUNE_MIN_POSTINGS and len(found) > 1:
+                out[i] = self.rank(terms, n, keep=keep)
+            else:
+                together.append((i, found))
+        if together:
+            for (i, _), ranked in zip(together, self._rank_together([f for _, f in together], n, keep)):
+                out[i] = ranked
+        return out
+
+    def _rank_together(self, founds: list[list[tuple[Any, ...]]], n: int, keep: np.ndarray | None
+                       ) -> list[list[Ranked]]:
+        parts = [f for found in founds for f in found]
+        sizes = [f[0].size for f in parts]
+        per_query = [sum(f[0].size for f in found) for found in founds]
+        offset = np.repeat(np.arange(len(founds), dtype=np.int64) * self.n_docs, per_query)
+        keys = np.concatenate([f[0] for f in parts], dtype=np.int64) + offset
+        contrib = np.concatenate([f[1] for f in parts], dtype=np.float64)
+        unique, inverse = np.unique(keys, return_inverse=True)
+        scores = np.bincount(inverse.reshape(-1), weights=contrib, minlength=unique.size)
+        query, doc = np.divmod(unique, self.n_docs)
+        if keep is not None:
+            kept = keep[doc]
+            unique, scores, query, doc = unique[kept], scores[kept], query[kept], doc[kept]
+        order = np.lexsort((doc, -scores, query))
+        first = np.searchsorted(query[order], np.arange(len(founds) + 1))
+        place = np.arange(order.size) - np.repeat(first[:-1], np.diff(first))
+        order = order[place < n]
+        top, best, tq = unique[order], scores[order], query[order]
+        # Field and word masks, per posting (see `_masks`): which top (query, doc) each posting is of.
+        fields = np.zeros(top.size, dtype=np.int64)
+        groups = np.zeros(top.size, dtype=np.int64)
+        if top.size:
+            by_key = np.argsort(top)
+            sorted_top = top[by_key]
+            at = np.minimum(np.searchsorted(sorted_top, keys), top.size - 1)
+            hit = np.flatnonzero(sorted_top[at] == keys)
+            slot = by_key[at[hit]]
+            masks = np.concatenate([f[2] for f in parts])
+            np.bitwise_or.at(fields, slot, masks[hit].astype(np.int64))
+            bits = np.repeat(np.fromiter((f[3] for f in parts), dtype=np.int64, count=len(parts)), sizes)
+            np.bitwise_or.at(groups, slot, bits[hit])
+        rows = list(map(_ranked, zip((top - tq * self.n_docs).tolist(), best.tolist(), fields.tolist(),
+                                     groups.tolist())))
+        ends = np.searchsorted(tq, np.arange(1, len(founds) + 1)).tolist()
+        return [rows[a:b] for a, b in zip([0, *ends], ends)]
 
     def _pruned(self, found: list[tuple[Any, ...]], n: int, keep: np.ndarray | None
                 ) -> tuple[np.ndarray, np.ndarray] | None:

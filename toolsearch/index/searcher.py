@@ -51,6 +51,10 @@ _CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
 _ALWAYS_KEPT = 3  # hits an adaptive search keeps whatever their score (one need keeps its 3-5)
 
 
+# (scorer query, meaningful words as (term, word), the meaningful terms, term -> word number, idf each)
+_Query = tuple[list[tuple[str, float, int]], list[tuple[str, str]], list[str], dict[str, int], list[float]]
+
+
 class Reranker(Protocol):
     """Reorders BM25F candidates (the embedding rerank in toolsearch.embed implements this)."""
 
@@ -417,8 +421,13 @@ class Searcher:
         top = ranked[0].score
         lists: list[list[Ranked]] = []  # the ranking of each clause that is a need
         firsts: set[int] = set()
-        for clause in clauses:
-            sub, verdict = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1, keep)
+        # Every clause ranked in one pass (`Scorer.rank_many`: the same lists as one `rank` each),
+        # then each judged as `_rank_one` does.
+        depth = max(n, _CLAUSE_DEPTH)
+        queries = [self._query(state, clause) for clause in clauses]
+        rankings = state.scorer.rank_many([q[0] for q in queries], depth, keep=keep)
+        for query, first in zip(queries, rankings):
+            sub, verdict = self._judged(state, query, first, depth, 1, keep)
             if not sub or sub[0].score <= 0:
                 continue
             if verdict.top_coverage >= self.config.need_coverage and sub[0].doc not in firsts:
@@ -469,6 +478,12 @@ class Searcher:
 
     def _rank_one(self, state: _State, text: str, n: int, judged: int,
                   keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:
+        query = self._query(state, text)
+        return self._judged(state, query, state.scorer.rank(query[0], n, keep=keep), n, judged, keep)
+
+    @staticmethod
+    def _query(state: _State, text: str) -> _Query:
+        """The scorer's query of `text` with what judging its ranking needs (see `_judged`)."""
         terms, words = query_terms(text)
         scorer = state.scorer
         scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
@@ -478,7 +493,12 @@ class Searcher:
         group = {t: i for i, t in enumerate(meaningful)}
         weight = [scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
-        ranked = state.scorer.rank(query, n, keep=keep)
+        return query, words, meaningful, group, weight
+
+    def _judged(self, state: _State, q: _Query, ranked: list[Ranked], n: int, judged: int,
+                keep: np.ndarray | None) -> tuple[list[Ranked], Verdict]:
+        """The typo fallback and the no-good-match evidence of `ranked`, the scorer's top `n` for `q`."""
+        query, words, meaningful, group, weight = q
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
         if self.config.fuzzy and coverage(ranked[:judged], weight) < self.config.min_coverage:
             extra = self._corrections(state, [w for w in words if w[0] in group], group)
@@ -486,7 +506,7 @@ class Searcher:
                 retry = state.scorer.rank(query + extra, n, keep=keep)
                 if coverage(retry[:judged], weight) > coverage(ranked[:judged], weight):
                     ranked = retry
-        return ranked, judge(scorer, ranked, judged, meaningful, weight)
+        return ranked, judge(state.scorer, ranked, judged, meaningful, weight)
 
     def _corrections(self, state: _State, words: list[tuple[str, str]],
                      group: dict[str, int]) -> list[tuple[str, float, int]]:

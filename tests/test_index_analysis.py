@@ -106,3 +106,26 @@ def test_query_terms_per_chunk_cache_equals_token_by_token_analysis():
              "what can you tell me", "the the THE Running runs ran", ""]
     for text in texts * 2:  # twice: the second pass answers from the cache
         assert _query_terms(text) == reference(text)
+
+
+def test_plain_word_shortcut_gives_the_general_split():
+    """`_chunk_tokens` answers a plain ASCII word (`weather`, `Weather`) without folding or splitting:
+    the general rule must give the same one token for every such word, and more for the rest."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from toolsearch.index.analysis import _chunk_tokens, fold
+
+    def general(chunk):
+        parts = split_identifier(fold(chunk))
+        return (*parts, "_".join(parts)) if len(parts) > 1 else parts
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet="abzABZ09é_.-", min_size=1, max_size=10))
+    def check(word):
+        if word[0] in "_.-" or word[-1] in "_.-":
+            return
+        assert _chunk_tokens(word) == general(word)
+
+    check()
+    assert _chunk_tokens("Weather") == ("Weather",) and _chunk_tokens("getUser") == ("get", "User", "get_User")

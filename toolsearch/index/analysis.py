@@ -132,6 +132,8 @@ def split_identifier(chunk: str) -> tuple[str, ...]:
 def _chunk_tokens(chunk: str) -> tuple[str, ...]:
     """Raw tokens of one chunk (accents folded): identifier parts, then the canonical compound when there
     is more than one part; CJK runs inside the chunk as bigrams (no compound then)."""
+    if chunk.isascii() and chunk.isalpha() and chunk[1:].islower():
+        return (chunk,)  # most chunks: one plain word (`weather`, `Weather`), nothing to fold or split
     chunk = fold(chunk)
     if _HAS_CJK.search(chunk) is None:
         parts = split_identifier(chunk)

@@ -49,7 +49,6 @@ Doc = tuple[str, str, Sequence[Sequence[str]]]  # (tool name, skill name, analyz
 
 MAGIC = b"toolsearch postings 2\n"
 _ALIGN = 64
-_COUNTED_MAX = 200_000  # field term lists whose counts a build remembers (see `build`)
 _ARRAYS = ("starts", "doc", "field", "tf", "lengths", "skill_of")
 _STRINGS = ("vocab", "names", "skill_names")
 
@@ -104,10 +103,6 @@ class Postings:
         fields: list[int] = []
         tfs: list[int] = []
         lengths: list[list[int]] = []
-        # A build shares one list between the tools whose field text is the same (store.catalog_docs):
-        # such a list is counted once. Keyed by identity; the entry holds the list, so its id cannot be
-        # reused by another while the entry lives.
-        counted: dict[int, tuple[Sequence[str], list[int], list[int]]] = {}
         for d, (name, skill, per_field) in enumerate(docs):
             names.append(name)
             skills.append(skill)
@@ -115,18 +110,12 @@ class Postings:
             for f, field_terms in enumerate(per_field):
                 if not field_terms:
                     continue
-                entry = counted.get(id(field_terms))
-                if entry is None or entry[0] is not field_terms:
-                    # One row per distinct term; the doc/field/tf columns extend at C speed.
-                    counts = Counter(field_terms)
-                    entry = (field_terms, list(map(term_id, counts)), list(counts.values()))
-                    if len(counted) < _COUNTED_MAX:
-                        counted[id(field_terms)] = entry
-                ids = entry[1]
-                terms.extend(ids)
-                doc_ids.extend([d] * len(ids))
-                fields.extend([f] * len(ids))
-                tfs.extend(entry[2])
+                # One row per distinct term; the doc/field/tf columns extend at C speed.
+                counts = Counter(field_terms)
+                terms.extend(map(term_id, counts))
+                doc_ids.extend([d] * len(counts))
+                fields.extend([f] * len(counts))
+                tfs.extend(counts.values())
         return cls._sorted(
             tuple(vocab), tuple(names), tuple(skills),
             np.asarray(terms, dtype=np.int32), np.asarray(doc_ids, dtype=np.int32),

@@ -193,8 +193,7 @@ def write(index_dir: str | Path, source: dict[str, Any], catalog: Catalog, probl
         with open(tmp, "wb") as fh:
             fh.write(prefix + bytes(-len(prefix) % _ALIGN))
             fh.write(head)
-            for record in records:
-                fh.write(record)
+            fh.write(b"".join(records))
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(OSError):

@@ -67,7 +67,7 @@ def onnx_installed() -> bool:
 
 @pytest.fixture(scope="session")
 def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A private export cache holding the packaged model's ONNX export (made once per test run), so
+    """A private export cache holding the packaged model's ONNX exports (made once per test run), so
     tests never read or write the user's ~/.cache. Import it into a test module to use it."""
     if not (real_model_installed() and onnx_installed()):
         pytest.skip("needs the embed extra (sentence-transformers, the packaged model, onnx, onnxruntime)")
@@ -77,7 +77,9 @@ def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # instance, and only the first one pays for the export.
     root = tmp_path_factory.getbasetemp() / "onnx-cache"
     root.mkdir(exist_ok=True)
-    embedder = SentenceTransformerEmbedder(cache_dir=root)
-    embedder.embed(["warm up"])
-    assert embedder.backend_in_use == "onnx"
+    # Both precisions: the default (int8 where ONNX Runtime runs) and float32, which tests compare with torch.
+    for precision in ("float32", "int8"):
+        embedder = SentenceTransformerEmbedder(cache_dir=root, precision=precision)
+        embedder.embed(["warm up"])
+        assert embedder.backend_in_use == "onnx"
     return root

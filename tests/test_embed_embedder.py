@@ -110,7 +110,7 @@ def test_query_cache_is_lru_and_counts():
 def test_sentence_transformer_default_model_offline(onnx_cache):
     pytest.importorskip("sentence_transformers")
     embedder = SentenceTransformerEmbedder(cache_dir=onnx_cache)
-    assert embedder.model_id == "sentence-transformers:sentence-transformers/all-MiniLM-L6-v2"
+    assert embedder.model_id == "sentence-transformers:sentence-transformers/all-MiniLM-L6-v2:int8"
     vectors = embedder.embed(["what time is it", "get the current time of day", "delete a file"])
     assert vectors.shape == (3, 384) and embedder.dim == 384 and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)

@@ -19,6 +19,7 @@ from toolsearch import ConfigError, MissingDependencyError
 from toolsearch.cli import main
 from toolsearch.embed import embedder as embedder_module
 from toolsearch.embed import onnx_export
+from toolsearch.embed.embedder import DEFAULT_MODEL as DEFAULT
 from toolsearch.embed.embedder import SentenceTransformerEmbedder
 from toolsearch.embed.onnx_files import ExportInfo, cache_root, export_folder, read_info, write_info
 
@@ -89,7 +90,15 @@ def test_backend_option_is_validated(monkeypatch):
     monkeypatch.setenv("TOOLSEARCH_EMBED_BACKEND", "nope")
     with pytest.raises(ConfigError, match="TOOLSEARCH_EMBED_BACKEND"):
         SentenceTransformerEmbedder()
+    monkeypatch.delenv("TOOLSEARCH_EMBED_BACKEND")
     assert "backend='torch'" in repr(SentenceTransformerEmbedder(device="cuda", backend="auto"))
+    # precision "auto": int8 only where ONNX Runtime may run the model; torch keeps the model's own vectors
+    assert SentenceTransformerEmbedder(device="cuda").model_id == "sentence-transformers:" + DEFAULT
+    monkeypatch.setenv("TOOLSEARCH_EMBED_BACKEND", "torch")
+    assert SentenceTransformerEmbedder().model_id == "sentence-transformers:" + DEFAULT
+    monkeypatch.delenv("TOOLSEARCH_EMBED_BACKEND")
+    assert SentenceTransformerEmbedder().model_id == "sentence-transformers:" + DEFAULT + ":int8"
+    assert SentenceTransformerEmbedder(precision="float32").model_id == "sentence-transformers:" + DEFAULT
 
 
 @needs_extra
@@ -97,6 +106,7 @@ def test_model_from_the_environment(tmp_path, monkeypatch):
     model = tmp_path / "multilingual"
     model.mkdir()
     monkeypatch.setenv("TOOLSEARCH_EMBED_MODEL", str(model))
+    monkeypatch.setenv("TOOLSEARCH_EMBED_PRECISION", "float32")
     assert SentenceTransformerEmbedder().model_id == f"sentence-transformers:path:{model.resolve()}"
     monkeypatch.setenv("TOOLSEARCH_EMBED_MODEL", "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2")
     assert SentenceTransformerEmbedder().model_id.endswith(":sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2")
@@ -109,7 +119,7 @@ def test_model_from_the_environment(tmp_path, monkeypatch):
 @pytest.mark.embed
 def test_onnx_vectors_match_torch_including_other_languages(onnx_cache):
     torch_side = SentenceTransformerEmbedder(backend="torch")
-    onnx_side = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache)
+    onnx_side = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache, precision="float32")
     expected = torch_side.embed(SENTENCES)
     batched = onnx_side.embed(SENTENCES)
     one_by_one = np.concatenate([onnx_side.embed([s]) for s in SENTENCES])
@@ -173,14 +183,14 @@ def test_cli_hybrid_search_in_a_fresh_process_never_imports_torch(onnx_cache, tm
 @pytest.mark.embed
 def test_damaged_export_is_redone_and_one_that_differs_from_torch_is_refused(onnx_cache, tmp_path, monkeypatch,
                                                                              caplog):
-    good = SentenceTransformerEmbedder(cache_dir=onnx_cache)
+    good = SentenceTransformerEmbedder(cache_dir=onnx_cache, precision="float32")
     folder = export_folder(good._source, tmp_path)
     shutil.copytree(export_folder(good._source, onnx_cache), folder)
     (folder / "model.onnx").write_bytes(b"not a model")
     # The export made again is checked against torch like any other; this check cannot pass, so the
     # embedder must end up on torch with a warning, leaving neither the damaged nor a temporary folder.
     monkeypatch.setattr(onnx_export, "MIN_COSINE", 1.5)
-    embedder = SentenceTransformerEmbedder(cache_dir=tmp_path)
+    embedder = SentenceTransformerEmbedder(cache_dir=tmp_path, precision="float32")
     with caplog.at_level(logging.WARNING, logger="toolsearch.embed.embedder"):
         vectors = embedder.embed(["what time is it", "现在几点"])
     assert vectors.shape == (2, 384) and embedder.backend_in_use == "torch"
@@ -190,20 +200,21 @@ def test_damaged_export_is_redone_and_one_that_differs_from_torch_is_refused(onn
 
 
 @pytest.mark.embed
-def test_int8_export_is_its_own_model_close_to_torch_and_never_falls_back(onnx_cache, tmp_path, monkeypatch):
-    float_side = SentenceTransformerEmbedder(cache_dir=onnx_cache)
-    int8 = SentenceTransformerEmbedder(cache_dir=tmp_path, precision="int8")
+def test_int8_export_is_its_own_model_close_to_torch_and_never_falls_back(onnx_cache, monkeypatch):
+    float_side = SentenceTransformerEmbedder(cache_dir=onnx_cache, precision="float32")
+    int8 = SentenceTransformerEmbedder(cache_dir=onnx_cache)  # the default where ONNX Runtime runs
     assert int8.model_id == float_side.model_id + ":int8"  # stored tool vectors are not shared
     vectors = int8.embed(SENTENCES)
     assert int8.backend_in_use == "onnx" and vectors.shape == (len(SENTENCES), 384)
     cosines = np.sum(vectors * float_side.embed(SENTENCES), axis=1)
     assert 0.95 <= np.min(cosines) and np.max(cosines) < 0.99999  # close, but really quantized
-    folder = export_folder(int8._source, tmp_path, precision="int8")
-    assert read_info(folder).precision == "int8" and folder != export_folder(int8._source, tmp_path)
-    assert (folder / "model.onnx").stat().st_size < 0.8 * (export_folder(int8._source, onnx_cache) / "model.onnx").stat().st_size
-    assert [p.name for p in (tmp_path / "onnx").iterdir()] == [folder.name]  # no float32 or temporary leftovers
+    folder, float_folder = (export_folder(int8._source, onnx_cache, precision=p) for p in ("int8", "float32"))
+    assert read_info(folder).precision == "int8" and folder != float_folder
+    assert (folder / "model.onnx").stat().st_size < 0.8 * (float_folder / "model.onnx").stat().st_size
+    assert sorted(p.name for p in (onnx_cache / "onnx").iterdir()) == sorted([folder.name, float_folder.name])
+    assert sorted(p.name for p in folder.iterdir()) == ["export.json", "model.onnx", "tokenizer.json"]
     # Reopened in another embedder: the export is reused, torch is never loaded.
-    again = SentenceTransformerEmbedder(cache_dir=tmp_path, precision="int8")
+    again = SentenceTransformerEmbedder(cache_dir=onnx_cache, precision="int8")
     assert np.allclose(again.embed(SENTENCES), vectors, atol=1e-6) and again._model is None
     with pytest.raises(ConfigError, match="precision='int8'.*backend='torch'"):
         SentenceTransformerEmbedder(precision="int8", backend="torch")

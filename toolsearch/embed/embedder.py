@@ -107,7 +107,11 @@ class SentenceTransformerEmbedder:
                          about twice as fast per query on a CPU with vector int8 instructions; its vectors
                          differ slightly (cosine to torch ~0.99), so it is another `model_id` (tool
                          vectors are re-embedded) and it needs ONNX Runtime (no torch fallback, which
-                         would mix vectors). None: `$TOOLSEARCH_EMBED_PRECISION`, else "float32".
+                         would mix vectors). "auto": int8 where ONNX Runtime and onnx are installed and
+                         the backend may be ONNX, else float32; if the int8 export then fails, torch with
+                         float32 vectors (and their `model_id`). None: `$TOOLSEARCH_EMBED_PRECISION`,
+                         else "auto". Measured on BFCL and Seal-Tools (held-out halves), hybrid quality
+                         with int8 equals float32's (Recall@5 0.873 vs 0.871, 0.926 vs 0.924).
     cache_dir            where exports are kept (default: `$TOOLSEARCH_CACHE_DIR`, else ~/.cache/toolsearch)
     small_batch_threads  threads while embedding a few texts (queries); None leaves the runtime alone
     """
@@ -147,15 +151,19 @@ class SentenceTransformerEmbedder:
                               "(argument backend= or $TOOLSEARCH_EMBED_BACKEND)")
         if backend == "onnx" and device != "cpu":
             raise ConfigError(f"backend='onnx' runs on the CPU; use backend='torch' for device={device!r}")
-        precision = precision or os.environ.get("TOOLSEARCH_EMBED_PRECISION") or "float32"
-        if precision not in PRECISIONS:
-            raise ConfigError(f"embedding precision must be one of {', '.join(PRECISIONS)}, got {precision!r} "
-                              "(argument precision= or $TOOLSEARCH_EMBED_PRECISION)")
+        precision = precision or os.environ.get("TOOLSEARCH_EMBED_PRECISION") or "auto"
+        if precision not in ("auto", *PRECISIONS):
+            raise ConfigError(f"embedding precision must be one of auto, {', '.join(PRECISIONS)}, got "
+                              f"{precision!r} (argument precision= or $TOOLSEARCH_EMBED_PRECISION)")
+        self._auto_precision = precision == "auto"
+        if precision == "auto":  # decided now, cheaply: `model_id` must not wait for a model to load
+            onnx_possible = backend != "torch" and device == "cpu" and onnx_runtime_available()
+            precision = "int8" if onnx_possible and importlib.util.find_spec("onnx") is not None else "float32"
         if precision != "float32" and (backend == "torch" or device != "cpu"):
             raise ConfigError(f"precision={precision!r} runs through ONNX Runtime on the CPU; "
                               f"it cannot be combined with backend={backend!r}, device={device!r}")
         self._precision = precision
-        if precision != "float32":
+        if precision != "float32" and not self._auto_precision:
             backend = "onnx"  # torch would give other vectors than the int8 tool vectors: no fallback
         self._backend = "torch" if device != "cpu" and backend == "auto" else backend
         self._cache_root = cache_root(cache_dir)
@@ -212,6 +220,8 @@ class SentenceTransformerEmbedder:
                 if self._backend == "onnx":
                     raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc
                 log.warning("embedding with torch: ONNX export of %s failed (%s)", self._source, exc)
+            if self._onnx is None and self._auto_precision:
+                self._precision = "float32"  # torch's own vectors, under their own model_id
             if self._onnx is None and self._backend == "onnx":
                 raise MissingDependencyError("backend='onnx' (onnxruntime, onnx)", INSTALL_HINT)
             self._onnx_decided = True

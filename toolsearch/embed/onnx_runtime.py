@@ -93,6 +93,11 @@ class OnnxModel:
     def embed(self, texts: Sequence[str], *, threads: int = 0, batch_size: int = 64) -> np.ndarray:
         """`(len(texts), dim)` float32 sentence embeddings (normalised if the model normalises)."""
         session = self._session(threads)
+        if self.info.precision == "int8":
+            # Dynamic quantization scales the activations by the range of the whole input tensor, so in
+            # a batch a text's vector would depend on its neighbours (measured: cosine 0.97 between "x"
+            # alone and "x" beside a long text). One text per run keeps a vector a function of its text.
+            batch_size = 1
         prompt = self.info.prompt
         encodings = self._tokenizer.encode_batch([prompt + t for t in texts])  # truncated, not padded
         lengths = [len(e.ids) for e in encodings]

@@ -130,17 +130,3 @@ def test_vocabulary_lookup_by_prefix_equals_bisection(tmp_path):
     for w in probes:
         assert s.term_id(w) == find_sorted(p.vocab, w), w
     assert all(s.term_id(w) is not None for w in words)
-
-
-@pytest.mark.parametrize("n", [1, 5, 20])
-def test_rank_many_equals_one_rank_per_query(postings, n):
-    """The clauses of a request are ranked together (`rank_many`); each list must be `rank`'s, scores
-    to the bit, ties, masks and `keep` included, whether a query is ranked with the others (weights 1,
-    few postings), alone (a typo correction's weight, MaxScore-sized), or matches nothing."""
-    s = scorer(postings)
-    keep = np.ones(postings.n_docs, dtype=bool)
-    keep[1::3] = False
-    batch = queries()[:40] + [[], [("unknown", 1.0, 0)], [("get", 1.0, 0), ("data", 1.0, 1)]]
-    for k in (None, keep):
-        assert s.rank_many(batch, n, keep=k) == [s.rank(q, n, keep=k) for q in batch]
-    assert s.rank_many([], n) == []

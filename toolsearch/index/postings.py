@@ -32,6 +32,7 @@ import json
 import mmap
 import os
 import zlib
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -98,10 +99,9 @@ class Postings:
         term_id = vocab.__getitem__
         names: list[str] = []
         skills: list[str] = []
-        terms: list[int] = []
-        doc_ids: list[int] = []
-        fields: list[int] = []
-        tfs: list[int] = []
+        # Typed arrays, not lists: numpy takes them through the buffer protocol without converting
+        # ten million Python ints one by one (at 100k tools).
+        terms, doc_ids, fields, tfs = array("i"), array("i"), array("B"), array("q")
         lengths: list[list[int]] = []
         for d, (name, skill, per_field) in enumerate(docs):
             names.append(name)
@@ -116,23 +116,26 @@ class Postings:
                 doc_ids.extend([d] * len(counts))
                 fields.extend([f] * len(counts))
                 tfs.extend(counts.values())
+        # Rows were made in (doc, field) order, so ordering them by term alone, stably, orders them by
+        # (term, doc, field).
         return cls._sorted(
             tuple(vocab), tuple(names), tuple(skills),
-            np.asarray(terms, dtype=np.int32), np.asarray(doc_ids, dtype=np.int32),
-            np.asarray(fields, dtype=np.uint8), _tf_array(tfs),
-            np.asarray(lengths, dtype=np.float32).reshape(len(names), n_fields),
+            np.asarray(terms).astype(np.int32, copy=False), np.asarray(doc_ids).astype(np.int32, copy=False),
+            np.asarray(fields).astype(np.uint8, copy=False), _tf_array(np.asarray(tfs)),
+            np.asarray(lengths, dtype=np.float32).reshape(len(names), n_fields), doc_ordered=True,
         )
 
     @classmethod
     def _sorted(cls, vocab: tuple[str, ...], names: tuple[str, ...], skills: tuple[str, ...],
                 term: np.ndarray, doc: np.ndarray, field: np.ndarray, tf: np.ndarray,
-                lengths: np.ndarray) -> Postings:
-        """Renumber terms in sorted vocabulary order, then sort the rows by (term, doc, field)."""
+                lengths: np.ndarray, *, doc_ordered: bool = False) -> Postings:
+        """Renumber terms in sorted vocabulary order, then sort the rows by (term, doc, field).
+        `doc_ordered`: the rows are in (doc, field) order already (a stable sort by term is enough)."""
         by_text = sorted(range(len(vocab)), key=vocab.__getitem__)
         renumber = np.empty(len(vocab), dtype=np.int32)
         renumber[by_text] = np.arange(len(vocab), dtype=np.int32)
         term = renumber[term] if term.size else term.astype(np.int32)
-        order = np.lexsort((field, doc, term))
+        order = np.argsort(term, kind="stable") if doc_ordered else np.lexsort((field, doc, term))
         term = term[order]
         starts = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term, minlength=len(vocab)), out=starts[1:])

@@ -94,8 +94,6 @@ def _bulk_write(writer: Any, postings: Postings) -> None:
 
     # Postings, field by field in name order, terms in byte order (UTF-8 sorts like code points).
     fw = writer.fieldwriter
-    rank = np.empty(len(p.vocab), dtype=np.int64)
-    rank[sorted(range(len(p.vocab)), key=p.vocab.__getitem__)] = np.arange(len(p.vocab))
     ids = {"tool": p.names, "skill_id": p.skills}
     # A field without postings is never started: Whoosh's own writer starts a field when its first
     # posting comes, so the term index's field numbers (part of every key) are the ones it gives.
@@ -110,7 +108,8 @@ def _bulk_write(writer: Any, postings: Postings) -> None:
         rows = np.flatnonzero(p.field == f)
         if not rows.size:
             continue
-        rows = rows[np.lexsort((p.doc[rows], rank[p.term[rows]]))]
+        # Postings rows are sorted by (term, doc, field) and the vocabulary by code point, which is
+        # UTF-8 byte order: one field's rows are already in the order Whoosh wants.
         fw.start_field(fieldname, fieldobjs[fieldname])
         # The codec keeps min/max field lengths per block (encoded as one byte, like the length
         # column, so raw counts give the same bytes as add_document's quantized ones).

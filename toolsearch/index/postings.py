@@ -33,7 +33,7 @@ import mmap
 import os
 import zlib
 from array import array
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -93,49 +93,55 @@ class Postings:
 
     @classmethod
     def build(cls, docs: Iterable[Doc], n_fields: int) -> Postings:
-        # Ids in order of first sight, assigned by the dict itself (`__missing__`): `map` over it stays
-        # in C, where a `setdefault(t, len(vocab))` per term ran Python for every row.
+        """Count every (term, doc, field) of `docs`, vectorized: Python only maps each token to a term
+        id (ids in order of first sight, assigned by the dict itself, `__missing__`, so the `map`
+        stays in C); numpy then counts the (term, doc, field) keys with one `unique`, which also leaves
+        them in the row order of the file."""
         vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         term_id = vocab.__getitem__
         names: list[str] = []
         skills: list[str] = []
-        # Typed arrays, not lists: numpy takes them through the buffer protocol without converting
-        # ten million Python ints one by one (at 100k tools).
-        terms, doc_ids, fields, tfs = array("i"), array("i"), array("B"), array("q")
         lengths: list[list[int]] = []
-        for d, (name, skill, per_field) in enumerate(docs):
+        tokens = array("i")  # every token's term id, doc by doc, field by field
+        chained = itertools.chain.from_iterable
+        for name, skill, per_field in docs:
             names.append(name)
             skills.append(skill)
             lengths.append(list(map(len, per_field)))
-            for f, field_terms in enumerate(per_field):
-                if not field_terms:
-                    continue
-                # One row per distinct term; the doc/field/tf columns extend at C speed.
-                counts = Counter(field_terms)
-                terms.extend(map(term_id, counts))
-                doc_ids.extend([d] * len(counts))
-                fields.extend([f] * len(counts))
-                tfs.extend(counts.values())
-        # Rows were made in (doc, field) order, so ordering them by term alone, stably, orders them by
-        # (term, doc, field).
-        return cls._sorted(
-            tuple(vocab), tuple(names), tuple(skills),
-            np.asarray(terms).astype(np.int32, copy=False), np.asarray(doc_ids).astype(np.int32, copy=False),
-            np.asarray(fields).astype(np.uint8, copy=False), _tf_array(np.asarray(tfs)),
-            np.asarray(lengths, dtype=np.float32).reshape(len(names), n_fields), doc_ordered=True,
-        )
+            tokens.extend(map(term_id, chained(per_field)))
+        words = tuple(vocab)
+        by_text = sorted(range(len(words)), key=words.__getitem__)
+        renumber = np.empty(len(words), dtype=np.int64)
+        renumber[by_text] = np.arange(len(words), dtype=np.int64)
+        counts_of = np.asarray(lengths, dtype=np.int64).reshape(len(names), n_fields)
+        segments = len(names) * n_fields  # one per (doc, field), in that order
+        segment = np.repeat(np.arange(segments, dtype=np.int64), counts_of.ravel())
+        term_of_token = renumber[np.asarray(tokens)] if len(tokens) else np.zeros(0, dtype=np.int64)
+        keys, tf = np.unique(term_of_token * max(segments, 1) + segment, return_counts=True)
+        term = (keys // max(segments, 1)).astype(np.int32)
+        segment = keys % max(segments, 1)
+        starts = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=len(words)), out=starts[1:])
+        skill_ids: dict[str, int] = {}
+        skill_of = np.fromiter((skill_ids.setdefault(s, len(skill_ids)) for s in skills),
+                               dtype=np.int32, count=len(skills))
+        postings = cls(tuple(words[i] for i in by_text), tuple(names), tuple(skill_ids), skill_of, starts,
+                       (segment // n_fields).astype(np.int32), (segment % n_fields).astype(np.uint8),
+                       _tf_array(tf), counts_of.astype(np.float32))
+        # Prime the cached properties: we have them already.
+        postings.__dict__.update(term=term, skills=tuple(skills))
+        return postings
 
     @classmethod
     def _sorted(cls, vocab: tuple[str, ...], names: tuple[str, ...], skills: tuple[str, ...],
                 term: np.ndarray, doc: np.ndarray, field: np.ndarray, tf: np.ndarray,
-                lengths: np.ndarray, *, doc_ordered: bool = False) -> Postings:
-        """Renumber terms in sorted vocabulary order, then sort the rows by (term, doc, field).
-        `doc_ordered`: the rows are in (doc, field) order already (a stable sort by term is enough)."""
+                lengths: np.ndarray) -> Postings:
+        """Renumber terms in sorted vocabulary order, then sort the rows by (term, doc, field)."""
         by_text = sorted(range(len(vocab)), key=vocab.__getitem__)
         renumber = np.empty(len(vocab), dtype=np.int32)
         renumber[by_text] = np.arange(len(vocab), dtype=np.int32)
         term = renumber[term] if term.size else term.astype(np.int32)
-        order = np.argsort(term, kind="stable") if doc_ordered else np.lexsort((field, doc, term))
+        order = np.lexsort((field, doc, term))
         term = term[order]
         starts = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term, minlength=len(vocab)), out=starts[1:])

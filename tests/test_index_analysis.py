@@ -108,20 +108,25 @@ def test_query_terms_per_chunk_cache_equals_token_by_token_analysis():
         assert _query_terms(text) == reference(text)
 
 
-def test_plain_word_shortcut_gives_the_general_split():
-    """`_chunk_tokens` answers a plain ASCII word (`weather`, `Weather`) without folding or splitting:
-    the general rule must give the same one token for every such word, and more for the rest."""
+def test_plain_word_shortcuts_give_the_general_split():
+    """`_chunk_tokens` answers a plain ASCII word (`weather`, `Weather`) without folding or splitting,
+    `split_identifier` a lowercase snake_case one without its regexes: the general rule must agree."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from toolsearch.index.analysis import _chunk_tokens, fold
+    from toolsearch.index.analysis import _CASE_BOUNDARY, _SEPARATORS, _chunk_tokens, fold
+
+    def split(chunk):  # split_identifier's rule without its snake_case shortcut
+        return tuple(p for piece in _SEPARATORS.split(chunk) if piece
+                     for p in _CASE_BOUNDARY.split(piece) if p)
 
     def general(chunk):
-        parts = split_identifier(fold(chunk))
+        parts = split(fold(chunk))
+        assert split_identifier(fold(chunk)) == parts
         return (*parts, "_".join(parts)) if len(parts) > 1 else parts
 
     @settings(max_examples=500, deadline=None)
-    @given(st.text(alphabet="abzABZ09é_.-", min_size=1, max_size=10))
+    @given(st.text(alphabet="abzABZ09é_.-", min_size=1, max_size=10) | st.text(alphabet="abz_", min_size=1))
     def check(word):
         if word[0] in "_.-" or word[-1] in "_.-":
             return

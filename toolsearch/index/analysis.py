@@ -121,6 +121,9 @@ def _bigrams(run: str) -> tuple[str, ...]:
 @lru_cache(maxsize=200_000)
 def split_identifier(chunk: str) -> tuple[str, ...]:
     """The word parts of one identifier, original case: `getPM2_5Level` -> (get, PM, 2, 5, Level)."""
+    letters = chunk.replace("_", "")
+    if letters.isascii() and letters.isalpha() and letters.islower():
+        return tuple(p for p in chunk.split("_") if p)  # snake_case words: no case or digit boundary
     parts: list[str] = []
     for piece in _SEPARATORS.split(chunk):
         if piece:

@@ -18,7 +18,8 @@ import re
 
 __all__ = ["stem"]
 
-_R = re.compile(r"[^aeiouy]*[aeiouy]+[^aeiouy](\w*)")
+# whoosh's pattern ends in `(\w*)` and takes its start: `\w*` cannot fail, so that is this match's end.
+_R = re.compile(r"[^aeiouy]*[aeiouy]+[^aeiouy]")
 _EWSS1 = re.compile(r"^[aeiouy][^aeiouy]$")
 _EWSS2 = re.compile(r".*[^aeiouy][aeiouy][^aeiouywxY]$")
 _CCY = re.compile(r"([aeiouy])y")
@@ -68,7 +69,7 @@ def _r1(word: str) -> int:
     if word.startswith("commun"):
         return 6
     match = _R.match(word)
-    return match.start(1) if match else len(word)
+    return match.end() if match else len(word)
 
 
 def _suffix_rules(word: str, rules: dict[str, _Rule], suffixes: tuple[str, ...], lengths: tuple[int, ...],
@@ -114,7 +115,7 @@ def stem(word: str) -> str:
         word = _CCY.sub(r"\g<1>Y", word)
     r1 = _r1(word)
     match = _R.match(word, r1)
-    r2 = match.start(1) if match else len(word)
+    r2 = match.end() if match else len(word)
 
     # Step 0.
     if word.endswith("'s'"):

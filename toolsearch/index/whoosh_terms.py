@@ -17,10 +17,13 @@ What is reproduced, from whoosh-reloaded 2.7 (`whoosh/codec/whoosh3.py`, `whoosh
   `W3TermInfo` bytes (totals over the blocks + offset and length of the term's postings), the key's
   position in the ordered index and its MD5 hash in one of 256 buckets.
 
+The per-document columns get the same treatment (`write_byte_column`: a field's length bytes;
+`write_stored_column`: the stored fields, pickled and compressed per document as Whoosh does).
+
 Only the case our schema produces is handled (postings written, never inlined; integer document
 numbers); `applies(fw)` says whether a field writer is that case, and callers fall back to Whoosh's
 own per-posting calls otherwise. tests/test_index_store.py checks that a bulk build's segment files
-are byte for byte those of `add_document`.
+are byte for byte those of `add_document`, and tests/test_index_whoosh_terms.py the array retyping.
 """
 
 from __future__ import annotations

@@ -136,9 +136,10 @@ def _write_doc_columns(pdw: Any, p: Postings, lengths: np.ndarray) -> None:
         pdw._fieldlengths[fieldname] += int(lengths[:, f].sum())
         column = pdw._get_column(_lenfield(fieldname))
         docs = np.flatnonzero(nonzero[:, f])
-        field_bytes = [byte_of[length] for length in lengths[docs, f].tolist()]
+        present, which = np.unique(lengths[docs, f], return_inverse=True)
+        field_bytes = np.asarray([byte_of[int(v)] for v in present.tolist()], dtype=np.int64)[which]
         if not whoosh_terms.write_byte_column(column, docs, field_bytes):
-            for docnum, b in zip(docs.tolist(), field_bytes):
+            for docnum, b in zip(docs.tolist(), field_bytes.tolist()):
                 column.add(docnum, b)
     stored = [{"skill_id": skill, "tool": name} for name, skill in zip(p.names, p.skills)]
     column = pdw._get_column("_stored")

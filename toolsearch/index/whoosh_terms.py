@@ -34,6 +34,7 @@ from pickle import dumps
 from struct import Struct
 from typing import Any, Sequence
 
+import numpy as np
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3FieldWriter, W3PostingsWriter, W3TermInfo
 from whoosh.columns import CompressedBytesColumn, NumericColumn, PickleColumn
 from whoosh.filedb.filetables import OrderedHashWriter, md5_hash
@@ -182,17 +183,17 @@ def _extend(growable: Any, values: list[int]) -> None:
     growable.array.extend(values)
 
 
-def write_byte_column(writer: Any, docs: Any, values: list[int]) -> bool:
+def write_byte_column(writer: Any, docs: np.ndarray, values: np.ndarray) -> bool:
     """`writer.add(doc, value)` for each of `docs` (ascending) into a fresh one-byte `NumericColumn`
     with default 0 (the field-length columns), as one write: that writer writes each value's byte
-    after default bytes for the documents skipped. False, writing nothing, for another writer."""
+    after default bytes for the documents skipped. False, writing nothing, for another writer (or
+    values it would treat otherwise: 0 is skipped as the default, more than a byte does not fit)."""
     if type(writer) is not NumericColumn.Writer or writer._fixedlen != 1 or writer._default != 0 \
-            or writer._count != 0 or 0 in values or not len(docs):
+            or writer._count != 0 or not len(docs) or int(values.min()) < 1 or int(values.max()) > 255:
         return False
-    out = bytearray(int(docs[-1]) + 1)
-    for doc, value in zip(docs.tolist(), values):
-        out[doc] = value
-    writer._dbfile.write(bytes(out))
+    out = np.zeros(int(docs[-1]) + 1, dtype=np.uint8)
+    out[docs] = values
+    writer._dbfile.write(out.tobytes())
     writer._count = len(out)
     return True
 

@@ -224,6 +224,22 @@ def test_int8_export_is_its_own_model_close_to_torch_and_never_falls_back(onnx_c
 
 
 @pytest.mark.embed
+def test_a_failed_int8_export_is_remembered_so_the_next_process_keeps_torch_vectors(onnx_cache, tmp_path,
+                                                                                     monkeypatch):
+    monkeypatch.setattr(onnx_export, "MIN_COSINE", 1.5)  # no export can pass its check against torch
+    first = SentenceTransformerEmbedder(cache_dir=tmp_path)
+    assert first.model_id.endswith(":int8")  # decided before any model loads
+    first.embed(["what time is it"])
+    assert first.backend_in_use == "torch" and not first.model_id.endswith(":int8")
+    # A new process asks for the float32 vectors it stored from the start: no re-embedding of tools.
+    again = SentenceTransformerEmbedder(cache_dir=tmp_path)
+    assert again.model_id == first.model_id
+    # Another onnx / onnxruntime may export it: the marker applies to the versions that failed.
+    monkeypatch.setattr(embedder_module, "_runtime_versions", lambda: "onnx==0 onnxruntime==0")
+    assert SentenceTransformerEmbedder(cache_dir=tmp_path).model_id.endswith(":int8")
+
+
+@pytest.mark.embed
 def test_without_onnxruntime_auto_uses_torch_and_onnx_is_an_error(tmp_path, monkeypatch, capfd):
     real = embedder_module.importlib.util.find_spec
     monkeypatch.setattr(embedder_module.importlib.util, "find_spec",

@@ -163,11 +163,13 @@ class SentenceTransformerEmbedder:
         if precision != "float32" and (backend == "torch" or device != "cpu"):
             raise ConfigError(f"precision={precision!r} runs through ONNX Runtime on the CPU; "
                               f"it cannot be combined with backend={backend!r}, device={device!r}")
+        self._cache_root = cache_root(cache_dir)
+        if self._auto_precision and precision == "int8" and _export_failed(self._source, self._cache_root):
+            precision = "float32"  # int8 could not be exported here before: keep the vectors torch made
         self._precision = precision
         if precision != "float32" and not self._auto_precision:
             backend = "onnx"  # torch would give other vectors than the int8 tool vectors: no fallback
         self._backend = "torch" if device != "cpu" and backend == "auto" else backend
-        self._cache_root = cache_root(cache_dir)
         self._device = device
         self._batch_size = batch_size
         self._small_batch_threads = small_batch_threads
@@ -221,8 +223,11 @@ class SentenceTransformerEmbedder:
                 if self._backend == "onnx":
                     raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc
                 log.warning("embedding with torch: ONNX export of %s failed (%s)", self._source, exc)
-            if self._onnx is None and self._auto_precision:
-                self._precision = "float32"  # torch's own vectors, under their own model_id
+            if self._onnx is None and self._auto_precision and self._precision != "float32":
+                # torch's own vectors, under their own model_id; remembered, so that the next process
+                # asks for these vectors from the start instead of re-embedding the catalog
+                self._precision = "float32"
+                _remember_failed_export(self._source, self._cache_root)
             if self._onnx is None and self._backend == "onnx":
                 raise MissingDependencyError("backend='onnx' (onnxruntime, onnx)", INSTALL_HINT)
             self._onnx_decided = True
@@ -306,6 +311,41 @@ def _open_or_export(source: str, model_id: str, root: Path, load: Any, *, precis
 
     shutil.rmtree(folder, ignore_errors=True)  # an unreadable or foreign export: replace it
     return export_model(load(), folder, model_id=model_id, precision=precision)
+
+
+def _failed_marker(source: str, root: Path) -> Path:
+    folder = export_folder(source, root, precision="int8")
+    return folder.with_name(folder.name + ".failed")
+
+
+def _runtime_versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for package in ("onnx", "onnxruntime"):
+        try:
+            found.append(f"{package}=={version(package)}")
+        except PackageNotFoundError:
+            found.append(f"{package} missing")
+    return " ".join(found)
+
+
+def _export_failed(source: str, root: Path) -> bool:
+    """Whether the int8 export of `source` failed before with the same onnx / onnxruntime (an upgrade
+    tries again)."""
+    try:
+        return _failed_marker(source, root).read_text(encoding="utf-8") == _runtime_versions()
+    except OSError:
+        return False
+
+
+def _remember_failed_export(source: str, root: Path) -> None:
+    marker = _failed_marker(source, root)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(_runtime_versions(), encoding="utf-8")
+    except OSError as exc:  # a read-only cache: every process tries again, nothing worse
+        log.warning("could not record the failed ONNX export in %s (%s)", marker, exc)
 
 
 class OpenAIEmbedder:

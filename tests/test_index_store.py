@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from toolsearch import IndexError_, Registry, Skill, Tool
-from toolsearch.catalog.model import search_digest
+from toolsearch.catalog.model import skill_search_digest
+from toolsearch.catalog.registry import Catalog
 from toolsearch.index import Searcher
 from toolsearch.index import documents, postings, store, whoosh_store
 
@@ -37,7 +38,7 @@ def test_build_writes_manifest_and_reopens_without_rebuilding(tmp_path, monkeypa
     assert first.last_build.action == "built" and first.last_build.tools == 5
     manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
     assert manifest["format"] == store.FORMAT and manifest["tools"] == 5
-    assert manifest["skills"] == {s.name: s.search_fingerprint() for s in SKILLS}
+    assert manifest["skills"] == {s.name: skill_search_digest(s) for s in SKILLS}
     assert manifest["config"]["fields"] == list(documents.FIELDS)
     assert (tmp_path / "ix" / manifest["generation"] / manifest["postings"]).is_file()
 
@@ -258,6 +259,8 @@ def _segment_files(folder) -> dict[str, bytes]:
 
 
 def test_reopen_decides_by_the_quick_digest_and_learns_a_reordered_catalog(tmp_path, monkeypatch):
+    """The quick digest decides; skills in another order open as they are; reordered schema keys
+    (fingerprints are exact, not canonical) re-index just that skill, once."""
     def catalog(*keys: str, extra: str = "") -> list[Skill]:
         prop = {k: {"type": "string", "description": "the recipient"}[k] for k in keys}
         return [*SKILLS[:2], Skill(name="calendar", tools=[Tool(
@@ -267,19 +270,27 @@ def test_reopen_decides_by_the_quick_digest_and_learns_a_reordered_catalog(tmp_p
     Searcher(catalog("type", "description"), tmp_path / "ix")
 
     def no_fingerprints(*a, **k):
-        raise AssertionError("a matching digest must open without canonical fingerprints")
+        raise AssertionError("a matching digest must open without the catalog fingerprint")
 
     with monkeypatch.context() as m:
         m.setattr(store, "fingerprints", no_fingerprints)
         assert Searcher(catalog("type", "description"), tmp_path / "ix").last_build.action == "opened"
 
-    # Same content, schema keys in another order: the digest differs, the fingerprints match, so the
+    # The same skills in another order: the digest differs, the catalog fingerprint matches, so the
     # index opens as it is and remembers the new digest for the next time.
-    reordered = catalog("description", "type")
-    assert search_digest(reordered) != search_digest(catalog("type", "description"))
-    assert Searcher(reordered, tmp_path / "ix").last_build.action == "opened"
+    shuffled = catalog("type", "description")[::-1]
+    assert store.quick_digest(Catalog(shuffled)) != store.quick_digest(Catalog(catalog("type", "description")))
+    assert Searcher(shuffled, tmp_path / "ix").last_build.action == "opened"
     manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
-    assert manifest["digest"] == search_digest(reordered)
+    assert manifest["digest"] == store.quick_digest(Catalog(shuffled))
+    with monkeypatch.context() as m:
+        m.setattr(store, "fingerprints", no_fingerprints)
+        assert Searcher(catalog("type", "description")[::-1], tmp_path / "ix").last_build.action == "opened"
+
+    # Schema keys in another order: that skill's fingerprint differs, so it alone is re-indexed.
+    reordered = catalog("description", "type")
+    first = Searcher(reordered, tmp_path / "ix").last_build
+    assert first.action == "updated" and first.updated == ("calendar",)
     with monkeypatch.context() as m:
         m.setattr(store, "fingerprints", no_fingerprints)
         again = Searcher(catalog("description", "type"), tmp_path / "ix")

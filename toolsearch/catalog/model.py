@@ -21,7 +21,8 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-__all__ = ["DEFAULT_TIMEOUT", "RetryPolicy", "Skill", "Tool", "parse_duration", "search_digest"]
+__all__ = ["DEFAULT_TIMEOUT", "RetryPolicy", "Skill", "Tool", "parse_duration", "search_digest",
+           "skill_search_digest"]
 
 DEFAULT_TIMEOUT = 30.0
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -235,6 +236,18 @@ def search_digest(skills: Iterable[Skill]) -> str | None:
     except ValueError:
         return None
     return hashlib.blake2b(data, digest_size=16, person=_DIGEST_PERSON).hexdigest()
+
+
+def skill_search_digest(skill: Skill) -> str | None:
+    """`search_digest([skill])`'s value for one skill, from the same marshal record, as 16 hex digits:
+    exact (equal digests mean equal searchable content) but not canonical (reordered schema keys give
+    another digest). None when marshal cannot write the content (see `search_digest`)."""
+    try:
+        data = marshal.dumps((*_skill_search_values(skill), list(map(_tool_search_values, skill.tools))),
+                             _MARSHAL_VERSION)
+    except ValueError:
+        return None
+    return hashlib.blake2b(data, digest_size=8, person=_DIGEST_PERSON).hexdigest()
 
 
 # Part of the key: marshal's byte format may change between Python versions.

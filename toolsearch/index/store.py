@@ -15,14 +15,17 @@ manifest; a crash in between leaves a manifest whose fingerprints still describe
 the next open simply redoes those skills (Whoosh deletes by skill first, so redoing is idempotent).
 
 Opening: a manifest matching the catalog opens without touching Whoosh (one small JSON read and one
-postings file mapped); a changed catalog updates only the skills whose `search_fingerprint()` changed,
-appeared or disappeared; a missing, foreign (other format or analysis) or damaged index is rebuilt.
+postings file mapped); a changed catalog updates only the skills whose fingerprint changed, appeared
+or disappeared; a missing, foreign (other format or analysis) or damaged index is rebuilt.
 
-Whether the manifest matches is decided first by `search_digest` (a quick, exact but order-sensitive
-hash of the catalog, ~4x cheaper than the canonical fingerprints); only when it differs are the
-canonical per-skill fingerprints computed. A catalog equal to the indexed one in everything but key or
-skill order (another loading path, say) then opens as it is and its digest is recorded, best effort,
-so that the next open of it is quick too.
+A skill's fingerprint is `skill_search_digest`: a hash of one `marshal` record of its searchable
+values, exact but not canonical (reordered schema keys count as a change, which only re-indexes that
+skill; its documents' term positions follow the key order anyway). The catalog is serialized once per
+open: the quick digest (catalog order) is a hash of the per-skill fingerprints, and the manifest's
+catalog fingerprint is a hash of them sorted by name. The quick digest decides first; when it differs
+the catalog fingerprint does, so a catalog equal to the indexed one but for skill order opens as it
+is and its digest is recorded, best effort, so that the next open of it is quick too. (Until format 3
+the fingerprints were canonical JSON: a second, ~2x dearer serialization of the same values.)
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import Any, Literal
 
 from .._errors import IndexError_
 from .._version import __version__
-from ..catalog.model import Skill, search_digest
+from ..catalog.model import Skill, skill_search_digest
 from ..catalog.registry import Catalog
 from .analysis import ANALYSIS_ID
 from .documents import FIELDS, analyzed_fields
@@ -52,7 +55,8 @@ from .postings import Doc, Postings
 __all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs", "fingerprints", "quick_digest",
            "skill_fingerprint"]
 
-FORMAT = 3  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest; 3: postings format 2
+FORMAT = 4  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest; 3: postings format 2;
+# 4: fingerprints are marshal digests (`skill_fingerprint`), the quick digest is made of them
 MANIFEST = "manifest.json"
 CONFIG = {"analysis": ANALYSIS_ID, "fields": list(FIELDS)}
 PROGRESS_MIN_TOOLS = 2000
@@ -91,10 +95,16 @@ _FINGERPRINTS_MAX = 100_000
 _FINGERPRINTS_LOCK = threading.Lock()
 
 
-def skill_fingerprint(skill: Skill) -> str:
-    """`skill.search_fingerprint()`, memoized by object identity.
+def _fingerprint(skill: Skill) -> str:
+    digest = skill_search_digest(skill)
+    # Content marshal cannot write (a date a YAML schema parsed): the canonical JSON hash, marked.
+    return digest if digest is not None else "j" + skill.search_fingerprint()
 
-    Hashing a 10k-tool catalog's JSON takes ~200 ms, more than a whole reopen may. Skills are frozen,
+
+def skill_fingerprint(skill: Skill) -> str:
+    """The skill's fingerprint (`skill_search_digest`), memoized by object identity.
+
+    Hashing a 100k-tool catalog takes ~0.5 s, more than a whole reopen may. Skills are frozen,
     so one object's fingerprint never changes; the cache holds the object itself, so its id cannot be
     reused by another object while the entry lives.
     """
@@ -104,7 +114,7 @@ def skill_fingerprint(skill: Skill) -> str:
         if entry is not None and entry[0] is skill:
             _FINGERPRINTS.move_to_end(key)
             return entry[1]
-    fingerprint = skill.search_fingerprint()
+    fingerprint = _fingerprint(skill)
     with _FINGERPRINTS_LOCK:
         _FINGERPRINTS[key] = (skill, fingerprint)
         if len(_FINGERPRINTS) > _FINGERPRINTS_MAX:
@@ -113,18 +123,22 @@ def skill_fingerprint(skill: Skill) -> str:
 
 
 def fingerprints(catalog: Catalog) -> tuple[str, dict[str, str]]:
-    """(catalog fingerprint, per-skill fingerprints), the same values as `Catalog.fingerprint` and
-    `Catalog.skill_fingerprints()` but computed through the memo above."""
+    """(catalog fingerprint, per-skill fingerprints): the skills' fingerprints through the memo above,
+    and a hash of them sorted by skill name (independent of skill order)."""
     per_skill = {s.name: skill_fingerprint(s) for s in catalog.skills}
     parts = sorted(f"{n}={f}" for n, f in per_skill.items())
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16], per_skill
 
 
 def quick_digest(catalog: Catalog) -> str | None:
-    """`search_digest(catalog.skills)`, or the digest a catalog snapshot recorded for itself (hashing
-    would build every tool of a snapshot's lazy catalog)."""
+    """A hash of the skills' fingerprints in catalog order (their memo makes the manifest's catalog
+    fingerprint free afterwards), or the digest a catalog snapshot recorded for itself (hashing would
+    build every tool of a snapshot's lazy catalog)."""
     known = getattr(catalog, "known_digest", None)
-    return known if known is not None else search_digest(catalog.skills)
+    if known is not None:
+        return known
+    parts = "\n".join(f"{s.name}={skill_fingerprint(s)}" for s in catalog.skills)
+    return hashlib.blake2b(parts.encode(), digest_size=16, person=b"ts-quick-digest").hexdigest()
 
 
 def catalog_docs(skills: Iterable[Skill]) -> Iterator[Doc]:

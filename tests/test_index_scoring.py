@@ -65,6 +65,7 @@ def ranked_both_ways(p: Postings, n: int, keep=None, dense_lookup: int = scoring
 
         m.setattr(scoring.Scorer, "_pruned", counting)
         m.setattr(scoring, "_PRUNE_MIN_POSTINGS", 1)
+        m.setattr(scoring, "_SMALL_POSTINGS", 0)  # the vectorized paths only (see test_small_rankings_...)
         pruned = [scorer(p).rank(q, n, keep=keep) for q in queries()]
         m.setattr(scoring, "_PRUNE_MIN_POSTINGS", 10**12)  # never prune: sum every posting
         full = [scorer(p).rank(q, n, keep=keep) for q in queries()]
@@ -110,6 +111,30 @@ def test_new_terms_scored_together_equal_one_at_a_time(postings, boosts):
     assert [many.rank(q, 10) for q in queries()] == [one.rank(q, 10) for q in queries()]
 
 
+@pytest.mark.parametrize("n_docs", [60, 1000])
+@pytest.mark.parametrize("n", [1, 5, 50])
+def test_small_rankings_in_python_equal_the_vectorized_ones(n_docs, n):
+    """Few postings are ranked in plain Python (`_rank_small`): the same docs, scores to the last bit,
+    field and word masks and order as the numpy path, with a keep mask, down-weighted, zero and
+    negative weights, ties, and a catalog small enough that the numpy path sums over all its docs."""
+    p = catalog(n_docs, seed=7)
+    rng = random.Random(11)
+    keep = np.array([rng.random() < 0.7 for _ in range(n_docs)])
+    weighted = [[(t, rng.choice([1.0, 0.5, 0.0, -0.3]) if rng.random() < 0.2 else w, g) for t, w, g in q]
+                for q in queries()]
+    cases = [(q, k) for q in queries() + weighted for k in (None, keep)]
+    small, vectorized = [], []
+    with pytest.MonkeyPatch.context() as m:
+        for limit, out in ((10**9, small), (0, vectorized)):
+            m.setattr(scoring, "_SMALL_POSTINGS", limit)
+            s = scorer(p)
+            out.extend(s.rank(q, n, keep=k) for q, k in cases)
+    assert small == vectorized
+    assert sum(map(len, small)) > len(cases) // 2  # not all empty
+    for a, b in zip(small, vectorized):
+        assert [type(x) for r in a for x in r] == [type(x) for r in b for x in r]
+
+
 def test_vocabulary_lookup_by_prefix_equals_bisection(tmp_path):
     """Terms are found in a mapped vocabulary through their first 8 bytes, then bisection: the same
     answer as bisecting it all, for terms sharing long prefixes, short ones, multi-byte text, absent
@@ -127,6 +152,7 @@ def test_vocabulary_lookup_by_prefix_equals_bisection(tmp_path):
     s = scorer(p)
     probes = words + [w + "a" for w in words] + [w[:-1] for w in words] + ["", "0", "\uffff", "temperaturf",
                                                                          "temperature_m", "abcdefgh\x00"]
+    plain = tuple(p.vocab)  # a tuple is bisected string by string
     for w in probes:
-        assert s.term_id(w) == find_sorted(p.vocab, w), w
+        assert s.term_id(w) == find_sorted(plain, w) == find_sorted(p.vocab, w), w
     assert all(s.term_id(w) is not None for w in words)

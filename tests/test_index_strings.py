@@ -30,3 +30,20 @@ def test_sorted_lookup_matches_python_order():
 def test_offsets_beyond_the_blob_are_rejected():
     with pytest.raises(ValueError):
         StringTable(b"abc", np.array([0, 2, 9], dtype=np.int64))
+
+
+def test_lookup_by_prefix_keys_equals_bisection():
+    """A table of 64 strings or more is searched through its strings' first 8 bytes first: the same
+    answer as bisecting a tuple, for strings sharing long prefixes, short ones, multi-byte text, a NUL,
+    absent strings sorting between them, and before or after every string."""
+    words = sorted({*(f"temperature{s}" for s in ("", "s", "d", "_max", "_min", "x" * 30)), "temp", "tem",
+                    "te", "t", "a", "zz", "ä", "äb", "北京", "北京市", "天気", "a\u00e9", "abcdefgh", "abcdefghi",
+                    "abcdefg", "abc\x00", "abc\x00d", "abcdefgh\x00", *(f"w{i}" for i in range(100))})
+    blob, offsets = pack(words)
+    table = StringTable(np.frombuffer(blob, dtype=np.uint8), offsets)
+    assert len(table) >= 64
+    probes = words + [w + "a" for w in words] + [w[:-1] for w in words] + [
+        "", "0", "\x00", "\uffff", "temperaturf", "temperature_m", "abcdefgh\x00x", "abc"]
+    for w in probes:
+        expected = words.index(w) if w in words else None
+        assert table.find(w) == find_sorted(table, w) == find_sorted(tuple(words), w) == expected, repr(w)

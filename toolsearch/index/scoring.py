@@ -33,7 +33,6 @@ order of a query's terms beyond the last float64 bit, and equal docs tie exactly
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from functools import partial
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -41,13 +40,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .postings import Postings
-from .strings import StringTable, find_sorted
+from .strings import find_sorted
 
 __all__ = ["Ranked", "Scorer"]
 
 _MAX_REMEMBERED = 1 << 17
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 _PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
+_SMALL_POSTINGS = 256  # postings up to which a ranking is summed in plain Python (`_rank_small`)
 _DENSE_LOOKUP = 32  # MaxScore candidates over 1/32 of the catalog: common terms read densely
 
 
@@ -60,18 +60,6 @@ class Ranked(NamedTuple):
     score: float
     fields: int  # bit mask of the fields any query term matched
     groups: int  # bit mask of the query words (see `rank`) this doc contains
-
-
-def _prefix_keys(table: StringTable) -> np.ndarray:
-    """The first 8 UTF-8 bytes of every string of `table` as a big-endian uint64 (zero-padded)."""
-    blob = np.frombuffer(table._blob, dtype=np.uint8)
-    offsets = np.asarray(table._offsets, dtype=np.int64)
-    if not blob.size:
-        return np.zeros(len(offsets) - 1, dtype=np.uint64)
-    at = offsets[:-1, None] + np.arange(8)
-    head = blob[np.minimum(at, blob.size - 1)]
-    head[at >= offsets[1:, None]] = 0  # past the string's end
-    return head.view(">u8").ravel().astype(np.uint64)
 
 
 _ranked = partial(tuple.__new__, Ranked)  # Ranked from a (doc, score, fields, groups) tuple, in C
@@ -106,7 +94,6 @@ class Scorer:
         else:
             self._norm = np.ones((0, len(self._boost)), dtype=np.float32)
         self._terms: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._prefix_keys: np.ndarray | None = None  # see `_lookup`
         self._ids: dict[str, int | None] = {}  # term -> id, remembered (bisection decodes strings)
         self._postings: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[()]] = {}
 
@@ -175,35 +162,10 @@ class Scorer:
             return self._ids[term]
         except KeyError:
             pass
-        i = self._lookup(term)
+        i = find_sorted(self._vocab, term)  # a StringTable narrows by prefix keys: see strings.py
         if len(self._ids) < _MAX_REMEMBERED:  # bounded: queries may bring any number of unknown words
             self._ids[term] = i
         return i
-
-    def _lookup(self, term: str) -> int | None:
-        """`find_sorted` over the vocabulary, narrowed first by each term's first 8 bytes.
-
-        Bisecting a mapped `StringTable` decodes a string per step (~17 at 100k tools, ~30 µs a
-        word, and every new query word pays it). The first 8 UTF-8 bytes of each term, as big-endian
-        integers, are in the same order as the terms (zero-padded, a prefix sorts first, as in the
-        table); `searchsorted` over them leaves the few terms sharing the word's first 8 bytes to
-        bisect. The keys cost 8 bytes per term, built with a few vectorized passes on the first
-        lookup (~2 ms at 100k tools)."""
-        vocab = self._vocab
-        if not isinstance(vocab, StringTable) or len(vocab) < 64:
-            return find_sorted(vocab, term)
-        keys = self._prefix_keys
-        if keys is None:
-            keys = self._prefix_keys = _prefix_keys(vocab)
-        encoded = term.encode("utf-8")
-        key = np.uint64(int.from_bytes(encoded[:8].ljust(8, b"\0"), "big"))
-        lo = int(keys.searchsorted(key))
-        if len(encoded) < 8 and "\0" not in term:
-            hi = lo + 1  # a term under 8 bytes is its key: nothing else shares it
-        else:
-            hi = int(keys.searchsorted(key, "right"))
-        i = bisect_left(vocab, term, lo, min(hi, len(vocab)))
-        return i if i < hi and i < len(vocab) and vocab[i] == term else None
 
     def _scored(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(docs ascending, contributions, field masks) of term id `i`: one entry per doc containing it."""
@@ -261,6 +223,8 @@ class Scorer:
         found = self._gather(terms)
         if not found:
             return []
+        if sum(f[0].size for f in found) <= _SMALL_POSTINGS:
+            return self._rank_small(found, terms, n, keep)
         all_docs: np.ndarray | None = None
         pruned = None
         if len(found) > 1 and all(weight > 0 for _, weight, _ in terms):
@@ -290,6 +254,38 @@ class Scorer:
         top, best = docs[order], scores[order]
         fields, groups = self._masks(top, all_docs, found)
         return list(map(_ranked, zip(top.tolist(), best.tolist(), fields.tolist(), groups.tolist())))
+
+    def _rank_small(self, found: list[tuple[Any, ...]], terms: Sequence[tuple[str, float, int]], n: int,
+                    keep: np.ndarray | None) -> list[Ranked]:
+        """`rank` of few postings in plain Python, with the same result bit for bit.
+
+        Below ~_SMALL_POSTINGS postings (most clause rankings, rare words) the vectorized path's fixed
+        ~40 numpy calls cost more than the postings themselves. Identical arithmetic: each doc's
+        float64 sum starts at 0.0 and adds its float32 contributions in the order `np.bincount` does
+        (terms in query order, docs ascending within a term), a doc summing to 0 over a catalog-sized
+        array is dropped as `_sum` drops it, and the order is the same (score down, then doc)."""
+        acc: dict[int, float] = {}
+        fields: dict[int, int] = {}
+        groups: dict[int, int] = {}
+        for term_docs, contrib, mask, bit in found:
+            for d, c, m in zip(term_docs.tolist(), contrib.tolist(), mask.tolist()):
+                if d in acc:
+                    acc[d] += c
+                    fields[d] |= m
+                    groups[d] |= bit
+                else:
+                    acc[d] = 0.0 + c
+                    fields[d] = m
+                    groups[d] = bit
+        items = acc.items()
+        if len(found) > 1 and sum(f[0].size for f in found) * self.SPARSE_SHARE >= self.n_docs:
+            items = [(d, v) for d, v in items if v != 0]  # `_sum` over a catalog-sized array
+        if keep is not None:
+            items = [(d, v) for d, v in items if keep[d]]
+        if any(weight <= 0 for _, weight, _ in terms):
+            items = [(d, v) for d, v in items if v > 0]
+        top = sorted(items, key=lambda dv: (-dv[1], dv[0]))[:n]
+        return [_ranked((d, v, fields[d], groups[d])) for d, v in top]
 
     def _gather(self, terms: Sequence[tuple[str, float, int]]) -> list[tuple[Any, ...]]:
         """(docs, weighted contributions, field masks, group bit) of each query term some doc has."""

@@ -51,6 +51,9 @@ _CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
 _ALWAYS_KEPT = 3  # hits an adaptive search keeps whatever their score (one need keeps its 3-5)
 
 
+# field bit mask -> the field names it stands for (every mask of the few fields)
+_MATCHED = {m: tuple(f for i, f in enumerate(FIELDS) if m >> i & 1) for m in range(1 << len(FIELDS))}
+
 # (scorer query, meaningful words as (term, word), the meaningful terms, term -> word number, idf each)
 _Query = tuple[list[tuple[str, float, int]], list[tuple[str, str]], list[str], dict[str, int], list[float]]
 
@@ -71,6 +74,12 @@ class _State:
     def doc_ids(self) -> dict[str, int]:
         """Tool name -> doc number in the postings (built on the first filtered search)."""
         return {name: i for i, name in enumerate(self.scorer.postings.names)}
+
+    @cached_property
+    def doc_tools(self) -> dict[int, Tool]:
+        """Doc number -> its Tool, remembered as hits are built: a tool found again skips decoding its
+        name and looking it up in the catalog (a lazy snapshot catalog bisects its name table)."""
+        return {}
 
     @cached_property
     def allow_masks(self) -> dict[Any, np.ndarray]:
@@ -524,13 +533,18 @@ class Searcher:
 
     @staticmethod
     def _hits(state: _State, ranked: list[Ranked]) -> list[Hit]:
-        names = state.scorer.postings.names
+        known = state.doc_tools
         hits = []
         for r in ranked:
-            tool = state.catalog.tools.get(names[r.doc])
-            if tool is None:  # cannot happen while index and catalog are swapped together
-                continue
-            matched = tuple(f for i, f in enumerate(FIELDS) if r.fields >> i & 1)
+            tool = known.get(r.doc)
+            if tool is None:
+                tool = state.catalog.tools.get(state.scorer.postings.names[r.doc])
+                if tool is None:  # cannot happen while index and catalog are swapped together
+                    continue
+                known[r.doc] = tool  # one dict assignment: racing threads store the same tool
+            matched = _MATCHED.get(r.fields)
+            if matched is None:
+                matched = tuple(f for i, f in enumerate(FIELDS) if r.fields >> i & 1)
             hits.append(Hit(tool.name, round(r.score, 6), tool.skill, matched, tool))
         return hits
 

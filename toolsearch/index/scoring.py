@@ -47,7 +47,7 @@ __all__ = ["Ranked", "Scorer"]
 _MAX_REMEMBERED = 1 << 17
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 _PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
-_SMALL_POSTINGS = 256  # postings up to which a ranking is summed in plain Python (`_rank_small`)
+_SMALL_POSTINGS = 160  # postings up to which a ranking is summed in plain Python (`_rank_small`)
 _DENSE_LOOKUP = 32  # MaxScore candidates over 1/32 of the catalog: common terms read densely
 
 
@@ -265,18 +265,13 @@ class Scorer:
         (terms in query order, docs ascending within a term), a doc summing to 0 over a catalog-sized
         array is dropped as `_sum` drops it, and the order is the same (score down, then doc)."""
         acc: dict[int, float] = {}
-        fields: dict[int, int] = {}
-        groups: dict[int, int] = {}
+        bits: dict[int, int] = {}  # field mask | word mask << 32 (field masks are int32: 7 bits in use)
+        score_of, bits_of = acc.get, bits.get
         for term_docs, contrib, mask, bit in found:
+            high = bit << 32
             for d, c, m in zip(term_docs.tolist(), contrib.tolist(), mask.tolist()):
-                if d in acc:
-                    acc[d] += c
-                    fields[d] |= m
-                    groups[d] |= bit
-                else:
-                    acc[d] = 0.0 + c
-                    fields[d] = m
-                    groups[d] = bit
+                acc[d] = score_of(d, 0.0) + c
+                bits[d] = bits_of(d, 0) | m | high
         items = acc.items()
         if len(found) > 1 and sum(f[0].size for f in found) * self.SPARSE_SHARE >= self.n_docs:
             items = [(d, v) for d, v in items if v != 0]  # `_sum` over a catalog-sized array
@@ -284,8 +279,8 @@ class Scorer:
             items = [(d, v) for d, v in items if keep[d]]
         if any(weight <= 0 for _, weight, _ in terms):
             items = [(d, v) for d, v in items if v > 0]
-        top = sorted(items, key=lambda dv: (-dv[1], dv[0]))[:n]
-        return [_ranked((d, v, fields[d], groups[d])) for d, v in top]
+        top = sorted([(-v, d) for d, v in items])[:n]  # negating a float is exact: undone below
+        return [_ranked((d, -v, (b := bits[d]) & 0xFFFFFFFF, b >> 32)) for v, d in top]
 
     def _gather(self, terms: Sequence[tuple[str, float, int]]) -> list[tuple[Any, ...]]:
         """(docs, weighted contributions, field masks, group bit) of each query term some doc has."""

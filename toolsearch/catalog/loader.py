@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ConfigError, Problem, SkillError
+from .gcpause import without_gc
 from .jsonl import is_tool_list, load_jsonl, load_tool_list
 from .model import Skill
 from .registry import META_TOOL_NAME, Registry
@@ -76,6 +77,7 @@ class LoadResult:
         return self
 
 
+@without_gc  # every object made here stays alive: collections would find nothing (see gcpause)
 def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> LoadResult:
     """Load a skills folder (recursive), a single skill file, or a `tools.jsonl` catalog."""
     path = Path(path)

@@ -45,6 +45,7 @@ import numpy as np
 
 from .._errors import Problem
 from .._version import __version__
+from ..catalog.gcpause import without_gc
 from ..catalog.registry import META_TOOL_NAME, Catalog
 from .strings import StringTable, find_sorted, pack
 
@@ -152,6 +153,7 @@ def _outline(catalog: Catalog, problems: tuple[Problem, ...]) -> tuple[Any, ...]
             tuple(pinned), tuple((p.file, p.message, p.field, p.line, p.fix) for p in problems))
 
 
+@without_gc  # 100k records and their values: nothing to collect (catalog/gcpause.py)
 def write(index_dir: str | Path, source: dict[str, Any], catalog: Catalog, problems: tuple[Problem, ...],
           *, search_digest: str, meta_tool_name: str = META_TOOL_NAME) -> bool:
     """Write the snapshot of `catalog` as loaded from `source` (atomically). Returns False, writing

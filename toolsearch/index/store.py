@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from .._errors import IndexError_
 from .._version import __version__
+from ..catalog.gcpause import without_gc
 from ..catalog.model import Skill, skill_search_digest
 from ..catalog.registry import Catalog
 from .analysis import ANALYSIS_ID
@@ -179,6 +180,7 @@ class IndexStore:
     def _load(self, manifest: dict[str, Any]) -> Postings:
         return Postings.load(self.path / manifest["generation"] / manifest["postings"], len(FIELDS))
 
+    @without_gc  # building keeps everything it allocates: collections would find nothing (gcpause)
     def open(self, catalog: Catalog) -> tuple[Postings, BuildReport]:
         """Open the index for `catalog`, building or updating it first when needed."""
         start = time.perf_counter()
@@ -245,6 +247,7 @@ class IndexStore:
                     fresh.get(k) == manifest.get(k) for k in ("catalog", "generation", "postings")):
                 self._write_manifest({**fresh, "digest": digest})
 
+    @without_gc
     def update(self, catalog: Catalog, changed: list[Skill], removed: set[str]) -> Postings:
         """Apply a registry change (called by the Searcher): only these skills' documents change."""
         with self._locked():

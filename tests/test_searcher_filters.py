@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from toolsearch import ConfigError, Searcher, Skill, Tool
@@ -50,3 +52,23 @@ def test_a_profile_predicate_is_judged_once_per_catalog_snapshot(searcher: Searc
     first = searcher.search("read", 3, allow=allow)
     judged = len(calls)
     assert searcher.search("read", 3, allow=allow) == first and len(calls) == judged == len(searcher.catalog)
+
+
+def test_a_repeated_search_still_gets_the_next_best_when_its_loaded_tools_made_the_match() -> None:
+    # 400 tools of unrelated words make a big catalog, where one shared word alone is no good match.
+    rng = random.Random(7)
+    words = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "sigma", "kappa", "omega", "zeta")
+             for b in ("lake", "rock", "tree", "wind", "fire", "snow", "sand", "moon", "star", "leaf")]
+    filler = _skill("misc", [(f"tool_{i}", " ".join(rng.sample(words, 4))) for i in range(400)])
+    images = _skill("images", [("flip_image", "flip an image horizontally or vertically"),
+                               ("rotate_image", "rotate an image by an angle in degrees")])
+    games = _skill("games", [("take_turn", "take your turn in a board game")])
+    searcher = Searcher([filler, images, games])
+    request = "turn it by 20 degrees and flip it horizontally"
+    first = [h.name for h in searcher.search(request, 5)]
+    assert "flip_image" in first and "rotate_image" not in first
+    # rotate_image shares only "degrees" with the request: no good match on its own, but the loaded
+    # flip_image shows the request is in the catalog's domain, so the next-best is what was asked for.
+    assert "rotate_image" in [h.name for h in searcher.search(request, 5, exclude=first)]
+    # An unanswerable request stays unanswered whatever is excluded.
+    assert searcher.search("tell me a joke about the weekend", 5, exclude=first) == []

@@ -290,7 +290,8 @@ class Searcher:
         if closest is not None and closest < self.config.min_dense_similarity and not (
                 ranked and verdict.overrules_dense(self.config, state.scorer.n_docs)):
             return []  # the embedding agrees with nothing in the catalog, nor is the word match strong
-        if not ranked or not verdict.answers(self.config, state.scorer.n_docs):
+        if not ranked or not (verdict.answers(self.config, state.scorer.n_docs)
+                              or self._answered_before_exclusion(state, text, k, exclude, allow, needs)):
             # hybrid: dense-only hits, when the embedding is confident on its own
             if getattr(self._reranker, "wants_all_queries", False) and (
                     closest is None or closest >= self.config.dense_only_similarity):
@@ -306,6 +307,19 @@ class Searcher:
         if self._reranker:
             hits = _kept(self._reranker.rerank(text, hits, n + _extra(keep)), state, keep)
         return hits[:n]
+
+    def _answered_before_exclusion(self, state: _State, text: str, k: int, exclude: Collection[str],
+                                   allow: Callable[[Tool], bool] | None, needs: list[str]) -> bool:
+        """Whether the request has a good match once the excluded tools count again. A repeated search
+        excludes the tools a conversation has loaded; those are the evidence that the request is in the
+        catalog's domain, so the next-best tools are what was asked for, even when none of them would
+        be a good match on its own ("turn it by 20 degrees and flip it": once the flip tool is loaded,
+        the rotate tool shares only "turn" with the request)."""
+        if not exclude:
+            return False
+        keep = self._keep(state, (), allow)
+        ranked, verdict, _ = self._rank(state, text, k, k, keep, needs)
+        return bool(ranked) and verdict.answers(self.config, state.scorer.n_docs)
 
     def _closest(self, text: str) -> float | None:
         """The best cosine between the query (or one of its clauses) and any tool, when an embedding

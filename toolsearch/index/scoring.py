@@ -108,8 +108,8 @@ class Scorer:
     def prepare(self, terms: Iterable[str]) -> None:
         """Score the postings of every term not seen before in one vectorized pass.
 
-        A search of new words (most requests bring a few) otherwise pays `_scored`'s dozen numpy calls
-        once per word. The result is `_scored`'s bit for bit: the same elementwise float32 and float64
+        A search of new words (most requests bring a few) otherwise pays a dozen numpy calls once per
+        word. Each term's arrays are those it gets scored alone, bit for bit: the same elementwise float32 and float64
         arithmetic over the same rows, the fields of a doc merged within its own term only, and each
         term's idf computed alone by the same scalar expression (a vectorized `log` may round
         differently)."""
@@ -119,24 +119,29 @@ class Scorer:
             return
         ids = [self.term_id(t) for t in new]
         todo = sorted({i for i in ids if i is not None and i not in self._terms})
-        if len(todo) > 1:
+        if todo:
             self._score_many(todo)
         for term in new:
             self._term_postings(term)
 
     def _score_many(self, ids: list[int]) -> None:
-        """`_scored` of several term ids at once (see `prepare`)."""
+        """Score the postings of term ids `ids` into `_terms`, in one pass however many (see `prepare`)."""
         rows, p = self._rows, self.postings
         spans = [(int(rows[i]), int(rows[i + 1])) for i in ids]
-        index = np.concatenate([np.arange(s, e, dtype=np.int64) for s, e in spans])
+        if len(spans) == 1:  # one term (the common case): views of its rows, no gathering copy
+            (s, e), = spans
+            index: Any = slice(s, e)
+        else:
+            index = np.concatenate([np.arange(s, e, dtype=np.int64) for s, e in spans])
         doc, field, tf = p.doc[index], p.field[index], p.tf[index]
         term = np.repeat(np.arange(len(ids)), [e - s for s, e in spans])
         if not self._all_on:
-            keep = self._boost[field] > 0
+            keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
             doc, field, tf, term = doc[keep], field[keep], tf[keep], term[keep]
         weighted = self._boost[field] * tf / self._norm[doc, field]
         bits = np.left_shift(1, field.astype(np.int32))
         if doc.size > 1:
+            # Merge the rows of one doc (one per field): the per-field sum of BM25F.
             first = np.empty(doc.size, dtype=bool)
             first[0] = True
             np.not_equal(doc[1:], doc[:-1], out=first[1:])
@@ -170,30 +175,9 @@ class Scorer:
     def _scored(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(docs ascending, contributions, field masks) of term id `i`: one entry per doc containing it."""
         entry = self._terms.get(i)
-        if entry is not None:
-            return entry
-        p, s, e = self.postings, int(self._rows[i]), int(self._rows[i + 1])
-        doc, field, tf = p.doc[s:e], p.field[s:e], p.tf[s:e]
-        if not self._all_on:
-            keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
-            doc, field, tf = doc[keep], field[keep], tf[keep]
-        weighted = self._boost[field] * tf / self._norm[doc, field]
-        bits = np.left_shift(1, field.astype(np.int32))
-        if doc.size > 1:
-            # Merge the rows of one doc (one per field): the per-field sum of BM25F.
-            first = np.empty(doc.size, dtype=bool)
-            first[0] = True
-            np.not_equal(doc[1:], doc[:-1], out=first[1:])
-            if not first.all():
-                starts = np.flatnonzero(first)
-                weighted = np.add.reduceat(weighted, starts)
-                bits = np.bitwise_or.reduceat(bits, starts)
-                doc = doc[starts]
-        tfn, mask, df = weighted, bits, np.float64(doc.size)
-        idf = np.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
-        k1 = self.k1
-        contrib = (idf * tfn.astype(np.float64) * (k1 + 1.0) / (k1 + tfn)).astype(np.float32)
-        entry = self._terms[i] = (doc, contrib, mask)
+        if entry is None:
+            self._score_many([i])
+            entry = self._terms[i]
         return entry
 
     def df(self, term: str) -> int:

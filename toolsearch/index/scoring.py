@@ -47,8 +47,9 @@ __all__ = ["Ranked", "Scorer"]
 _MAX_REMEMBERED = 1 << 17
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 _PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
+_COMMON_SHARE = 16  # MaxScore: terms in more than 1/16 of the catalog are the common ones (`_pruned`)
+_RARE_RATIO = 4  # ... worth it when the rarer terms have under 1/4 of the common terms' postings
 _SMALL_POSTINGS = 160  # postings up to which a ranking is summed in plain Python (`_rank_small`)
-_DENSE_LOOKUP = 32  # MaxScore candidates over 1/32 of the catalog: common terms read densely
 
 
 class Ranked(NamedTuple):
@@ -62,7 +63,8 @@ class Ranked(NamedTuple):
     groups: int  # bit mask of the query words (see `rank`) this doc contains
 
 
-_ranked = partial(tuple.__new__, Ranked)  # Ranked from a (doc, score, fields, groups) tuple, in C
+_ranked = partial(tuple.__new__, Ranked)
+_Term = tuple[np.ndarray, np.ndarray, np.ndarray, float]  # docs, contributions, field masks, largest  # Ranked from a (doc, score, fields, groups) tuple, in C
 
 
 class Scorer:
@@ -93,11 +95,11 @@ class Scorer:
             self._norm = 1.0 - bf + bf * p.lengths / avg[None, :]
         else:
             self._norm = np.ones((0, len(self._boost)), dtype=np.float32)
-        self._terms: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._terms: dict[int, _Term] = {}
         self._ids: dict[str, int | None] = {}  # term -> id, remembered (bisection decodes strings)
-        self._postings: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[()]] = {}
+        self._postings: dict[str, _Term | tuple[()]] = {}
 
-    def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | tuple[()]:
+    def _term_postings(self, term: str) -> _Term | tuple[()]:
         """`_scored` by term text, () for a term no doc contains; remembered (bounded) for `rank`."""
         i = self.term_id(term)
         entry = () if i is None or not self._scored(i)[0].size else self._scored(i)
@@ -156,10 +158,14 @@ class Scorer:
         idf = [np.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in map(np.float64, counts)]
         idf_rows = np.repeat(np.asarray(idf, dtype=np.float64), counts)
         contrib = (idf_rows * weighted.astype(np.float64) * (k1 + 1.0) / (k1 + weighted)).astype(np.float32)
+        firsts = np.cumsum([0] + counts[:-1])
+        present = [c > 0 for c in counts]
+        peaks = iter(np.maximum.reduceat(contrib, firsts[present]).tolist() if any(present) else ())
         end = 0
         for i, count in zip(ids, counts):
             start, end = end, end + count
-            self._terms[i] = (doc[start:end], contrib[start:end], bits[start:end])
+            peak = next(peaks) if count else 0.0
+            self._terms[i] = (doc[start:end], contrib[start:end], bits[start:end], peak)
 
     def term_id(self, term: str) -> int | None:
         """The term's row in the postings, or None when no tool contains it."""
@@ -172,8 +178,9 @@ class Scorer:
             self._ids[term] = i
         return i
 
-    def _scored(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(docs ascending, contributions, field masks) of term id `i`: one entry per doc containing it."""
+    def _scored(self, i: int) -> _Term:
+        """(docs ascending, contributions, field masks, largest contribution) of term id `i`: one entry
+        per doc containing it."""
         entry = self._terms.get(i)
         if entry is None:
             self._score_many([i])
@@ -251,7 +258,7 @@ class Scorer:
         acc: dict[int, float] = {}
         bits: dict[int, int] = {}  # field mask | word mask << 32 (field masks are int32: 7 bits in use)
         score_of, bits_of = acc.get, bits.get
-        for term_docs, contrib, mask, bit in found:
+        for term_docs, contrib, mask, bit, _ in found:
             high = bit << 32
             for d, c, m in zip(term_docs.tolist(), contrib.tolist(), mask.tolist()):
                 acc[d] = score_of(d, 0.0) + c
@@ -267,7 +274,8 @@ class Scorer:
         return [_ranked((d, -v, (b := bits[d]) & 0xFFFFFFFF, b >> 32)) for v, d in top]
 
     def _gather(self, terms: Sequence[tuple[str, float, int]]) -> list[tuple[Any, ...]]:
-        """(docs, weighted contributions, field masks, group bit) of each query term some doc has."""
+        """(docs, weighted contributions, field masks, group bit, largest weighted contribution) of each
+        query term some doc has."""
         found = []
         postings = self._postings
         if any(term not in postings for term, _, _ in terms):
@@ -277,9 +285,9 @@ class Scorer:
             if entry is None:
                 entry = self._term_postings(term)
             if entry:
-                docs, contrib, mask = entry
+                docs, contrib, mask, peak = entry
                 found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
-                              mask, 1 << group if 0 <= group < 63 else 0))
+                              mask, 1 << group if 0 <= group < 63 else 0, peak * weight))
         return found
 
     def _pruned(self, found: list[tuple[Any, ...]], n: int, keep: np.ndarray | None
@@ -287,45 +295,51 @@ class Scorer:
         """The candidates and their full scores when the top `n` can be found without summing the
         common terms' postings over the whole catalog (MaxScore); None when it cannot be sure.
 
-        Candidates are the docs of the rarer terms (under 1/SPARSE_SHARE of the catalog each); the
-        common terms' contributions are added to those docs only, by bisecting their doc lists. A doc
-        that has none of the rarer terms scores at most the sum of the common terms' largest
-        contributions, so when that bound is below the n-th best candidate's score, no such doc can
-        reach the top n and the answer is exact; otherwise the caller sums everything as usual."""
+        Candidates are the docs of the rarer terms (in under 1/_COMMON_SHARE of the catalog each),
+        their sums of those terms' contributions a lower bound of their full scores, so the n-th best
+        of those sums (`floor`) is a lower bound of the n-th best full score. A doc's common terms add
+        at most their largest contributions together (`bound`). Hence, when `bound` < `floor`, a doc
+        with none of the rarer terms (scoring at most `bound`) cannot reach the top n, nor can a
+        candidate whose sum plus `bound` is below `floor`: the common terms are added, by bisecting
+        their doc lists, to the few candidates left, and the answer is exact. Otherwise (the common
+        terms weigh too much for this query) the caller sums everything, having spent only the rarer
+        terms' sum."""
         if sum(f[0].size for f in found) < _PRUNE_MIN_POSTINGS:
             return None
-        limit = self.n_docs / self.SPARSE_SHARE
+        limit = self.n_docs / _COMMON_SHARE
         rare = [f for f in found if f[0].size < limit]
         common = [f for f in found if f[0].size >= limit]
-        rare_postings = sum(f[0].size for f in rare)
-        if not rare or not common or rare_postings * 4 > sum(f[0].size for f in common):
+        if not rare or not common or sum(f[0].size for f in rare) * _RARE_RATIO > sum(f[0].size for f in common):
             return None  # nothing to gain: the rare terms' docs are about as many as all the postings
-        bound = sum(float(f[1].max()) for f in common)
         docs, scores = self._sum(np.concatenate([f[0] for f in rare]), np.concatenate([f[1] for f in rare]))
         if keep is not None:
             kept = keep[docs]
             docs, scores = docs[kept], scores[kept]
         if docs.size < n:
             return None
-        if docs.size * _DENSE_LOOKUP >= self.n_docs:
-            # Many candidates: bisecting a long doc list for each of them (cache misses all the way)
-            # costs more than spreading the term over a catalog-sized array and reading it there
-            # (0.75 ms against 0.1 ms at 100k tools). Adding the 0 of a doc without the term changes
-            # no sum, and each term is added in the same order as below.
-            for term_docs, contrib, _, _ in common:
-                dense = np.zeros(self.n_docs, dtype=np.float64)
-                dense[term_docs] = contrib
-                scores += dense[docs]
-        else:
-            # Bisected in the doc lists' own dtype: given wider needles, `searchsorted` would first
-            # copy the whole (long) doc list to their type.
-            needles = docs.astype(common[0][0].dtype, copy=False)
-            for term_docs, contrib, _, _ in common:
-                at = np.minimum(np.searchsorted(term_docs, needles), term_docs.size - 1)
-                hit = term_docs[at] == needles
-                scores[hit] += contrib[at[hit]]
-        nth = np.partition(scores, docs.size - n)[docs.size - n]
-        return (docs, scores) if bound < nth else None
+        # (1 + 1e-6): a weighted contribution is rounded to float32, its largest times the weight is not
+        bound = sum(f[4] for f in common) * (1.0 + 1e-6)
+        floor = float(np.partition(scores, docs.size - n)[docs.size - n])
+        if bound >= floor:
+            return None
+        docs, scores = self._contenders(docs, scores, floor, bound)
+        # Bisected in the doc lists' own dtype: given wider needles, `searchsorted` would first copy
+        # the whole (long) doc list to their type.
+        needles = docs.astype(common[0][0].dtype, copy=False)
+        for term_docs, contrib, *_ in common:
+            at = np.minimum(np.searchsorted(term_docs, needles), term_docs.size - 1)
+            hit = term_docs[at] == needles
+            scores[hit] += contrib[at[hit]]
+        return docs, scores
+
+    @staticmethod
+    def _contenders(docs: np.ndarray, scores: np.ndarray, floor: float, bound: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates that can still reach the top n once up to `bound` is added to their `scores`,
+        `floor` being a lower bound of the n-th best full score. (The slack keeps a few more than float
+        rounding could ever need.)"""
+        alive = scores >= floor - bound * (1.0 + 1e-9) - 1e-9
+        return docs[alive], scores[alive]
 
     def _sum(self, docs: np.ndarray, contrib: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(docs ascending, summed score) over every doc in `docs` (one entry per term and doc).
@@ -345,29 +359,39 @@ class Scorer:
     @staticmethod
     def _masks(top: np.ndarray, all_docs: np.ndarray | None, found: list[tuple[Any, ...]]
                ) -> tuple[np.ndarray, np.ndarray]:
-        """Field and query-word bit masks of the `top` docs only. Few postings: each one is looked up
-        among the top docs at once (a bisection), and only the matches are OR-ed. Many (common terms
-        in a large catalog): each term's sorted doc list is bisected for the few top docs instead,
-        so the work no longer grows with the postings."""
+        """Field and query-word bit masks of the `top` docs only. A term with many postings (a common
+        word in a large catalog) has its sorted doc list bisected for the few top docs, so the work no
+        longer grows with its postings. The postings of the other terms are looked up among the top
+        docs all at once (one bisection of the sorted top docs for each posting), and only the matches
+        are OR-ed: one pass instead of a handful of numpy calls per term. `all_docs` is every term's
+        docs concatenated, when the caller has it."""
         fields = np.zeros(top.size, dtype=np.int64)
         groups = np.zeros(top.size, dtype=np.int64)
-        if all_docs is None or all_docs.size > _PER_TERM_MASKS * len(found):
+        few = [f for f in found if f[0].size <= _PER_TERM_MASKS]
+        if len(few) < len(found):
             needles = top.astype(found[0][0].dtype, copy=False)  # see `_pruned`: no copy of the lists
-            for term_docs, _, mask, bit in found:
+            for term_docs, _, mask, bit, _ in found:
+                if term_docs.size <= _PER_TERM_MASKS:
+                    continue
                 at = np.minimum(np.searchsorted(term_docs, needles), term_docs.size - 1)
                 hit = term_docs[at] == needles
                 fields[hit] |= mask[at[hit]]
                 if bit:
                     groups[hit] |= bit
+        if not few:
             return fields, groups
+        if len(few) == len(found) and all_docs is not None:
+            docs = all_docs
+        else:
+            docs = few[0][0] if len(few) == 1 else np.concatenate([f[0] for f in few])
         by_doc = np.argsort(top)
-        sorted_top = top[by_doc].astype(all_docs.dtype, copy=False)  # no copy of the many needles
-        at = np.minimum(np.searchsorted(sorted_top, all_docs), top.size - 1)
-        hit = np.flatnonzero(sorted_top[at] == all_docs)
+        sorted_top = top[by_doc].astype(docs.dtype, copy=False)  # no copy of the many needles
+        at = np.minimum(np.searchsorted(sorted_top, docs), top.size - 1)
+        hit = np.flatnonzero(sorted_top[at] == docs)
         slot = by_doc[at[hit]]
-        masks = found[0][2] if len(found) == 1 else np.concatenate([f[2] for f in found])
+        masks = few[0][2] if len(few) == 1 else np.concatenate([f[2] for f in few])
         np.bitwise_or.at(fields, slot, masks[hit].astype(np.int64))
-        bits = np.repeat(np.fromiter((f[3] for f in found), dtype=np.int64, count=len(found)),
-                         [f[0].size for f in found])
+        bits = np.repeat(np.fromiter((f[3] for f in few), dtype=np.int64, count=len(few)),
+                         [f[0].size for f in few])
         np.bitwise_or.at(groups, slot, bits[hit])
         return fields, groups

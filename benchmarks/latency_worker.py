@@ -163,7 +163,7 @@ def open_and_search(engine: str, catalog: Path, index_dir: Path, queries_file: P
         timings.append((time.perf_counter() - start) * 1000)
     return {**figures, "queries": len(timings), "p50_ms": statistics.median(timings),
             "p99_ms": _percentile(timings, 0.99), "mean_ms": statistics.fmean(timings),
-            "peak_rss_mb": _peak_mb()}
+            "peak_rss_mb": _peak_mb(), "timings_ms": [round(t, 4) for t in timings]}
 
 
 def cli(engine: str, index_dir: Path, query: str) -> None:

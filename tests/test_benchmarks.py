@@ -283,9 +283,32 @@ def test_latency_suite_smoke(monkeypatch):
     assert runs["bm25f"]["from_snapshot"] and runs["bm25f"]["build_s"] > 0
     assert runs["bm25f"]["process_s"] > 0 and runs["bm25s"]["process_s"] > 0
     assert runs["bm25s"]["queries"] == 10 and runs["bm25s"]["disk_mb"] > 0
+    assert all(len(r["warm_runs"]) == 1 and "timings_ms" not in r["warm_runs"][0] for r in runs.values())
     assert {c["field"] for c in result["targets"]} >= {"open_s", "process_s", "p50_ms", "build_s"}
     assert result["interceptor"]["mean_us"] > 0
     assert "Interceptor overhead" in latency.markdown(result)
+
+
+def test_warm_runs_pool_every_search(monkeypatch):
+    """Warm search over several fresh processes: percentiles of all searches together, cold open the
+    median process, peak memory the largest; compared engines take turns."""
+    calls = []
+
+    def worker(phase, engine, *args):
+        calls.append(engine)
+        k = sum(e == engine for e in calls)
+        return {"pid": k, "open_s": 0.01 * k, "p50_ms": 0.0, "p99_ms": 0.0, "peak_rss_mb": 10.0 * k,
+                "timings_ms": [float(k)] * 100}
+
+    monkeypatch.setattr(latency, "_worker", worker)
+    runs = [{"size": 5, "engine": e, "warm_runs": [latency._run_figures(worker("open", e))]}
+            for e in ("bm25f", "hybrid", "bm25s")]
+    latency._more_warm_runs(runs, 5, None, None, None, 100, 3)
+    assert calls[3:] == ["bm25s", "bm25f", "bm25f", "bm25s"]  # in turns; hybrid is not compared
+    ours = runs[0]
+    assert ours["queries"] == 300 and ours["p50_ms"] == 2.0 and ours["p99_ms"] == 3.0
+    assert ours["open_s"] == 0.02 and ours["peak_rss_mb"] == 30.0 and len(ours["warm_runs"]) == 3
+    assert "queries" not in runs[1]
 
 
 def test_runner_writes_json_markdown_and_plots(tmp_path, monkeypatch):

@@ -15,7 +15,11 @@ Strategies, same tasks, same catalog:
 - `oracle-no-meta`: the gold tools alone, no meta-tool: the ratios are given against both oracles.
 
 Tasks come from the held-out "test" half of each dataset (benchmarks.data.part): the search policy was
-tuned on the other half.
+tuned on the other half. To tune, play the "tune" half instead: `run(part="tune")`, or from the command
+line `TOOLSEARCH_BENCH_PART=tune python -m benchmarks tokens --out /tmp/x` (never tune on "test").
+`TOOLSEARCH_BENCH_STRATEGIES=toolsearch-whole-task` (comma-separated) plays only those strategies (the
+oracles are always played: every ratio needs them) and skips the conversation, Anthropic and Responses
+plays: a quicker loop while exploring.
 
 Every request body the server receives is counted with tiktoken o200k_base, tools and messages
 separately (`toolsearch.tokens.schema_tokens` of each tool's JSON, and of the messages' JSON).
@@ -24,6 +28,7 @@ separately (`toolsearch.tokens.schema_tokens` of each tool's JSON, and of the me
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import statistics
@@ -44,6 +49,7 @@ QUICK_SIZES = (50, 200)
 MAX_TASKS, QUICK_TASKS = 40, 6
 STRATEGIES: tuple[str, ...] = ("all-tools", "toolsearch", "toolsearch+prefetch", "toolsearch-whole-task", "oracle",
                                 "oracle-no-meta")
+PART_ENV, STRATEGIES_ENV = "TOOLSEARCH_BENCH_PART", "TOOLSEARCH_BENCH_STRATEGIES"
 MAX_CALLER_TURNS = 6  # caller round trips (tool results sent back) before a task is given up
 TOOL_RESULT = '{"status": "ok"}'
 _CLAUSE = re.compile(r"[.;?!]\s+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=[a-z]+\b)", re.I)
@@ -110,12 +116,13 @@ class Task:
         return self.query.gold
 
 
-def pick_tasks(size: int, limit: int) -> list[Task]:
-    """Multi-step tasks, both datasets alternating, whose gold tools fit in half the catalog."""
+def pick_tasks(size: int, limit: int, *, part: str = "test") -> list[Task]:
+    """Multi-step tasks of one half of the data (`part`: "test", the held-out half reported, or "tune"),
+    both datasets alternating, whose gold tools fit in half the catalog."""
     known = {t.name for t in real_tools()}
     pools = []
     for dataset in DATASETS:
-        multi = [q for q in split(load_queries(dataset), "test") if len(set(q.gold)) >= 2 and set(q.gold) <= known]
+        multi = [q for q in split(load_queries(dataset), part) if len(set(q.gold)) >= 2 and set(q.gold) <= known]
         random.Random(f"tasks-{dataset}").shuffle(multi)
         pools.append(multi)
     tasks, gold = [], set()
@@ -186,7 +193,8 @@ def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
+def run_size(size: int, tasks: list[Task], *, progress: bool,
+             strategies: tuple[str, ...] = STRATEGIES) -> dict[str, Any]:
     import toolsearch
     from toolsearch.index.searcher import Searcher
     from toolsearch.interceptor.meta_tool import meta_tool
@@ -202,7 +210,7 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp, FakeModelServer(GoldModel(())) as server:
         searcher = Searcher(skills_of(catalog), tmp)
         plain = server.client()
-        for strategy in STRATEGIES:
+        for strategy in strategies:
             plays = []
             for task in tqdm(tasks, desc=f"tokens N={size:,} {strategy}", disable=not progress, leave=False):
                 if strategy == "all-tools":
@@ -220,6 +228,8 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
                     wrapped = toolsearch.wrap(server.client(), searcher, prefetch=strategy.endswith("prefetch"))
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
             out["strategies"][strategy] = _summary(plays)
+        if strategies != STRATEGIES:  # an exploring run: the strategies asked for, nothing else
+            return _ratios(out)
         from .interceptor_bench import conversation  # issue 9: every task a user turn of ONE session
 
         out["conversation"] = conversation(toolsearch.wrap(server.client(), searcher), server, tasks,
@@ -230,7 +240,12 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
         from .tokens_responses import run_size as responses_size
 
         out["responses"] = responses_size(size, tasks, catalog, searcher, progress=progress)
-    every_tokens = out["strategies"]["all-tools"]["tool_tokens_per_request"]
+    return _ratios(out)
+
+
+def _ratios(out: dict[str, Any]) -> dict[str, Any]:
+    """Each strategy's figures against the oracles (and against all-tools, when it was played)."""
+    every = out["strategies"].get("all-tools")
     oracle = out["strategies"]["oracle"]
     bare = out["strategies"].get("oracle-no-meta", oracle)
     for summary in out["strategies"].values():
@@ -244,19 +259,39 @@ def run_size(size: int, tasks: list[Task], *, progress: bool) -> dict[str, Any]:
                                                        / oracle["tool_tokens_per_request"])
         summary["unpinned_request_ratio_to_bare_oracle"] = (summary["unpinned_tool_tokens_per_request"]
                                                             / bare["tool_tokens_per_request"])
-        summary["tool_token_savings"] = 1 - summary["tool_tokens_per_request"] / every_tokens
+        if every is not None:
+            summary["tool_token_savings"] = 1 - summary["tool_tokens_per_request"] / every["tool_tokens_per_request"]
         summary["input_ratio_to_oracle"] = summary["input_tokens_per_task"] / oracle["input_tokens_per_task"]
         summary["tool_ratio_to_oracle"] = summary["tool_tokens_per_task"] / oracle["tool_tokens_per_task"]
     return out
 
 
-def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
+def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | None = None,
+        part: str | None = None, strategies: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The suite. `part` (default: $TOOLSEARCH_BENCH_PART, else "test") is the half of the data the tasks
+    come from; `strategies` (default: $TOOLSEARCH_BENCH_STRATEGIES, else all) restricts what is played."""
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     limit = QUICK_TASKS if quick else MAX_TASKS
-    result: dict[str, Any] = {"suite": "tokens", "quick": quick, "sizes": []}
+    part = part or os.environ.get(PART_ENV) or "test"
+    if part not in ("tune", "test"):
+        raise ValueError(f"{PART_ENV}/part must be 'tune' or 'test', got {part!r}")
+    strategies = strategies or _strategies_from_env()
+    result: dict[str, Any] = {"suite": "tokens", "quick": quick, "part": part, "sizes": []}
     for size in tqdm(sizes, desc="tokens", disable=not progress, unit="catalog"):
-        result["sizes"].append(run_size(size, pick_tasks(size, limit), progress=progress))
+        result["sizes"].append(run_size(size, pick_tasks(size, limit, part=part), progress=progress,
+                                        strategies=strategies))
     return result
+
+
+def _strategies_from_env() -> tuple[str, ...]:
+    """$TOOLSEARCH_BENCH_STRATEGIES as a strategy tuple (the oracles added), or every strategy."""
+    names = [n.strip() for n in os.environ.get(STRATEGIES_ENV, "").split(",") if n.strip()]
+    if not names:
+        return STRATEGIES
+    unknown = sorted(set(names) - set(STRATEGIES))
+    if unknown:
+        raise ValueError(f"{STRATEGIES_ENV}: unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    return tuple(s for s in STRATEGIES if s in names or s.startswith("oracle"))
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -265,7 +300,8 @@ def markdown(result: dict[str, Any]) -> str:
         for name, s in entry["strategies"].items():
             rows.append([f"{entry['size']:,}", f"**{name}**" if name.startswith("toolsearch") else name,
                          s["tool_tokens_per_request"], s["input_tokens_per_task"],
-                         f"{100 * s['tool_token_savings']:.1f}%", s["input_ratio_to_oracle"],
+                         f"{100 * s['tool_token_savings']:.1f}%" if "tool_token_savings" in s else "-",
+                         s["input_ratio_to_oracle"],
                          s["tool_ratio_to_oracle"],
                          f"{s.get('tool_request_ratio_to_oracle', 0):.2f}x / {s.get('tool_request_ratio_to_bare_oracle', 0):.2f}x",
                          s["round_trips_per_task"], f"{100 * s['complete']:.0f}%"])
@@ -278,7 +314,9 @@ def markdown(result: dict[str, Any]) -> str:
             + f"\n\nTasks (multi-step, 2+ gold tools): {tasks}. \"vs oracle\": per-task totals divided by "
               "the oracle's (input = tools + messages of every request). \"gold tools all loaded\": the "
               "share of tasks whose gold tools were all found and called within the round cap. Tasks are "
-              "from the held-out test half. toolsearch-whole-task: the model searches with the whole task "
+              + ("from the held-out test half. " if result.get("part", "test") == "test" else
+                 "from the TUNE half (the data the search policy was tuned on). ")
+              + "toolsearch-whole-task: the model searches with the whole task "
               "text, at most twice (issue 14)."
             + _conversation_markdown(result)
             + _anthropic_markdown(result))

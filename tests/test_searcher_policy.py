@@ -98,7 +98,7 @@ def test_strength_rule_is_what_rejects_a_shallow_match_in_a_large_catalog():
 
 def test_policy_knobs_are_validated():
     for bad in ({"hits_per_need": 0}, {"max_hits": 0}, {"min_strength": -1}, {"need_coverage": 2},
-                {"min_top_coverage": -0.1}):
+                {"min_top_coverage": -0.1}, {"need_strength": -1}, {"repeat_need_strength": -0.5}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             SearchConfig(**bad)
 
@@ -174,3 +174,41 @@ def test_mixed_language_catalog_with_an_embedder_given_by_path(tmp_path):
     s = Searcher(mixed_language_skills(), tmp_path / "idx", config=SearchConfig(rerank="hybrid", embedder=embedder))
     assert s.search("北京明天的天气预报", 3)[0].name == "tianqi_yubao"
     assert s.search("weather in Paris", 3)[0].name == "get_weather"
+
+
+def test_a_clause_of_mere_context_is_not_a_need_however_fully_it_is_covered():
+    # "This is about the widgets": its one meaningful word is in 30 noise tools, so it is covered in
+    # full but matched weakly. Judged by coverage alone (need_strength=0) it was a second need and
+    # raised the budget; judged by the strength of its best match it is context.
+    request = "Read the CSV spreadsheet file sales.csv. This is about the widgets"
+    assert Searcher(office_skills()).hit_budget(request, 3) == 3
+    by_coverage = Searcher(office_skills(), config=SearchConfig(need_coverage=0.5, need_strength=0))
+    assert by_coverage.hit_budget(request, 3) == 4
+    # Real needs are still needs: four of them, 2 places each, at most max_hits.
+    assert Searcher(office_skills()).hit_budget(REQUEST, 3) == 6
+
+
+def test_a_request_of_several_needs_loads_no_look_alike_below_the_cut():
+    # Each need's best tool is kept whatever its score; beyond them only 2 places are kept unconditionally
+    # (3 for one need), so "csv_summary", far below the best, is left for a repeated search.
+    s = Searcher(office_skills())
+    names = [h.name for h in s.search("Read the CSV spreadsheet file sales.csv, then send an email to Ann", 3)]
+    assert names == ["read_csv_file", "send_email"]
+    assert len(s.search("read a csv spreadsheet file", 3)) == 3
+
+
+def test_a_repeated_search_serves_the_needs_the_loaded_tools_do_not():
+    # The first search loaded the CSV and chart tools; repeated, the request gets the email need's
+    # tools first, not more CSV look-alikes (which the fused ranking alone would bring).
+    s = Searcher(office_skills())
+    loaded = ["read_csv_file", "csv_summary", "bar_chart"]
+    again = [h.name for h in s.search(REQUEST, 3, exclude=loaded)]
+    assert again[0] == "send_email" and not {n for n in again if n.startswith("csv")}
+    fused = [h.name for h in Searcher(office_skills(), config=SearchConfig(repeat_need_strength=99)).search(
+        REQUEST, 3, exclude=loaded)]
+    assert fused[0].startswith("csv")
+    # Every need served: the next-best tools by the fused ranking, never a loaded one.
+    rest = [h.name for h in s.search(REQUEST, 3, exclude=[*loaded, "send_email"])]
+    assert rest and not set(rest) & {*loaded, "send_email"}
+    # Strict k (adaptive=False) keeps the fused ranking.
+    assert [h.name for h in s.search(REQUEST, 3, exclude=loaded, adaptive=False)][0] == "csv_filter"

@@ -64,7 +64,8 @@ class Ranked(NamedTuple):
 
 
 _ranked = partial(tuple.__new__, Ranked)
-_Term = tuple[np.ndarray, np.ndarray, np.ndarray, float]  # docs, contributions, field masks, largest  # Ranked from a (doc, score, fields, groups) tuple, in C
+_Term = tuple[np.ndarray, np.ndarray, np.ndarray, float]  # docs, contributions, field masks, largest
+_FIELD_BITS = np.left_shift(1, np.arange(32, dtype=np.int32))  # field number -> its bit in a field mask  # Ranked from a (doc, score, fields, groups) tuple, in C
 
 
 class Scorer:
@@ -136,27 +137,36 @@ class Scorer:
         else:
             index = np.concatenate([np.arange(s, e, dtype=np.int64) for s, e in spans])
         doc, field, tf = p.doc[index], p.field[index], p.tf[index]
-        term = np.repeat(np.arange(len(ids)), [e - s for s, e in spans])
+        term = None if len(ids) == 1 else np.repeat(np.arange(len(ids)), [e - s for s, e in spans])
         if not self._all_on:
-            keep = self._boost[field] > 0  # a field with boost 0 is switched off entirely
-            doc, field, tf, term = doc[keep], field[keep], tf[keep], term[keep]
-        weighted = self._boost[field] * tf / self._norm[doc, field]
-        bits = np.left_shift(1, field.astype(np.int32))
+            keep = self._boost.take(field) > 0  # a field with boost 0 is switched off entirely
+            doc, field, tf = doc[keep], field[keep], tf[keep]
+            term = None if term is None else term[keep]
+        # boost * tf / norm[doc, field], in float32 as written, with `take` from a flat norm: fancy
+        # indexing by a small-int array (and in two dimensions) costs ~2x more on a common term's rows.
+        at = np.multiply(doc, self._norm.shape[1], dtype=np.intp)
+        at += field
+        weighted = self._boost.take(field)
+        weighted *= tf
+        weighted /= self._norm.reshape(-1).take(at)
+        bits = _FIELD_BITS.take(field)
         if doc.size > 1:
             # Merge the rows of one doc (one per field): the per-field sum of BM25F.
             first = np.empty(doc.size, dtype=bool)
             first[0] = True
             np.not_equal(doc[1:], doc[:-1], out=first[1:])
-            first[1:] |= term[1:] != term[:-1]  # a doc's rows merge within one term only
+            if term is not None:
+                first[1:] |= term[1:] != term[:-1]  # a doc's rows merge within one term only
             if not first.all():
                 starts = np.flatnonzero(first)
                 weighted = np.add.reduceat(weighted, starts)
                 bits = np.bitwise_or.reduceat(bits, starts)
-                doc, term = doc[starts], term[starts]
-        counts = np.bincount(term, minlength=len(ids)).tolist()
+                doc = doc[starts]
+                term = None if term is None else term[starts]
+        counts = [doc.size] if term is None else np.bincount(term, minlength=len(ids)).tolist()
         n, k1 = self.n_docs, self.k1
         idf = [np.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in map(np.float64, counts)]
-        idf_rows = np.repeat(np.asarray(idf, dtype=np.float64), counts)
+        idf_rows = idf[0] if term is None else np.repeat(np.asarray(idf, dtype=np.float64), counts)
         contrib = (idf_rows * weighted.astype(np.float64) * (k1 + 1.0) / (k1 + weighted)).astype(np.float32)
         firsts = np.cumsum([0] + counts[:-1])
         present = [c > 0 for c in counts]

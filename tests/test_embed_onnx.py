@@ -80,7 +80,9 @@ def test_read_info_rejects_incomplete_or_foreign_exports(tmp_path):
 
 
 @needs_extra
-def test_backend_option_is_validated(monkeypatch):
+def test_backend_option_is_validated(monkeypatch, tmp_path):
+    # A cache of our own: an int8 export that failed in the user's cache would make "auto" float32
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
     with pytest.raises(ConfigError, match="backend must be one of auto, onnx, torch"):
         SentenceTransformerEmbedder(backend="tensorflow")
     with pytest.raises(ConfigError, match="runs on the CPU"):

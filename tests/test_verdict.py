@@ -10,7 +10,7 @@ import pytest
 from toolsearch import ConfigError, Skill, Tool
 from toolsearch.index import SearchConfig, Searcher
 from toolsearch.index.scoring import Ranked
-from toolsearch.index.verdict import Verdict, matched_words
+from toolsearch.index.verdict import Verdict, distinctive, matched_words
 
 CONFIG = SearchConfig()
 N = 1000  # a catalog big enough for the full strength unit
@@ -56,10 +56,28 @@ def test_matched_words_counts_the_query_words_one_hit_holds():
     assert matched_words([], 3) == 0
 
 
-@pytest.mark.parametrize("knob", ["min_single_strength", "dense_overrule_strength"])
+def test_a_word_in_most_tools_does_not_count_as_a_second_shared_word():
+    rare, common = UNIT * 0.8, UNIT * 0.1  # idf as a share of the rarest term's: "milk" and "get"
+    between = (CONFIG.min_strength + CONFIG.min_single_strength) / 2
+    v = Verdict(coverage=0.6, top_coverage=0.6, top_score=between * UNIT, weights=(common, rare, UNIT),
+                matched=2, groups=(0b011, 0b001))
+    assert distinctive(v.weights, N, CONFIG.min_matched_idf) == 0b110
+    assert v.distinct_matched(CONFIG.min_matched_idf, N) == 1
+    assert not v.answers(CONFIG, N)  # "get me some milk for my coffee" -> milk_production
+    assert v.answers(SearchConfig(min_matched_idf=0), N)  # every shared word counts: two
+    two_rare = Verdict(coverage=0.6, top_coverage=0.6, top_score=between * UNIT, weights=(rare, rare, UNIT),
+                       matched=2, groups=(0b011,))
+    assert two_rare.answers(CONFIG, N)
+    assert Verdict(coverage=0.6, top_coverage=0.6, top_score=between * UNIT, matched=2).answers(CONFIG, N)  # no masks
+
+
+@pytest.mark.parametrize("knob", ["min_single_strength", "dense_overrule_strength", "min_matched_idf"])
 def test_new_knobs_are_validated(knob):
     with pytest.raises(ConfigError, match=knob):
         SearchConfig(**{knob: -1})
+    if knob == "min_matched_idf":
+        with pytest.raises(ConfigError, match=knob):
+            SearchConfig(min_matched_idf=1.5)
 
 
 def errands_catalog() -> list[Skill]:
@@ -85,3 +103,24 @@ def test_on_a_real_index_one_shared_word_must_be_strong_on_its_own():
     assert s.search("reserve a table at an Italian restaurant")[0].name == "restaurant_reservation"
     assert s.search("marathon")[0].name == "run_marathon_plan"  # holds every meaningful word
     assert s.search("book a seat on the bus") == []  # only "book", shared by 150 tools
+
+
+def dairy_catalog() -> list[Skill]:
+    """500 tools: "get" is in 40% of them and "today" in 20%, as ordinary words are in real catalogs."""
+    tools = [Tool(name=f"get_record_{i}", description=f"Get record {i} from the archive.") for i in range(200)]
+    tools += [Tool(name=f"report_{i}", description=f"Summarize report {i} as of today.") for i in range(100)]
+    tools += [Tool(name=f"widget_{i}", description=f"Configure widget {i} for the plant.") for i in range(197)]
+    tools += [Tool(name="milk_production", description="Get the milk production of a dairy farm."),
+              Tool(name="cow_census", description="Count the cows of a dairy farm."),
+              Tool(name="weather_today", description="Forecast the weather for today.")]
+    return [Skill(name="misc", tools=tools)]
+
+
+def test_on_a_real_index_ordinary_words_are_no_evidence():
+    s = Searcher(dairy_catalog())
+    before = Searcher(s.catalog, config=SearchConfig(min_matched_idf=0))
+    # "get" and "milk" shared, but "get" is in 201 of 500 tools: one word of substance, not strong enough
+    assert s.search("get me some milk for my coffee") == []
+    assert before.search("get me some milk for my coffee")[0].name == "milk_production"
+    assert s.search("get the milk yield of my dairy")[0].name == "milk_production"  # milk and dairy
+    assert s.search("weather today")[0].name == "weather_today"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .config import SearchConfig
 from .scoring import Ranked, Scorer
 
-__all__ = ["Verdict", "coverage", "judge", "judging_weights", "matched_words"]
+__all__ = ["Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 
@@ -26,6 +26,7 @@ class Verdict:
     top_coverage  the same share for the top hit alone
     top_score     the top hit's BM25F score
     matched       the most meaningful query words that one judged hit shares with the query
+    groups        which query words each judged hit holds (bit masks), for `distinct_matched`
     """
 
     coverage: float
@@ -33,6 +34,7 @@ class Verdict:
     top_score: float
     weights: tuple[float, ...] = field(default=(), repr=False)  # judging weight of each query word
     matched: int = 0
+    groups: tuple[int, ...] = field(default=(), repr=False)  # query-word bit mask of each judged hit
 
     def strength(self, n_docs: int) -> float:
         """The top BM25F score in units of the catalog's rarest-term idf, ln(1 + 2N), so that one
@@ -42,6 +44,14 @@ class Verdict:
         n = max(n_docs, 2)
         return self.top_score / (math.log1p(2 * n) * min(1.0, math.log(n) / math.log(_STRENGTH_FULL_AT)))
 
+    def distinct_matched(self, share: float, n_docs: int) -> int:
+        """`matched`, counting only the words whose idf is at least `share` of the rarest term's
+        (`distinctive`); `matched` itself when no hit masks were recorded or `share` is 0."""
+        if share <= 0 or not self.groups:
+            return self.matched
+        mask = distinctive(self.weights, n_docs, share)
+        return max((bin(g & mask).count("1") for g in self.groups), default=0)
+
     def answers(self, config: SearchConfig, n_docs: int) -> bool:
         """The no-good-match rule, in three steps a user can check against a hit's matched words:
 
@@ -49,21 +59,30 @@ class Verdict:
            words (idf-weighted), and the top hit `min_top_coverage`;
         2. the top tool holds every meaningful word of the query: a match, as good as it gets;
         3. otherwise the evidence must be deep enough: `strength` >= `min_single_strength`, or
-           some judged tool shares at least two meaningful words with the query and `strength` >=
-           `min_strength`.
+           some judged tool shares at least two distinctive meaningful words with the query (idf at
+           least `min_matched_idf` of the rarest term's) and `strength` >= `min_strength`.
 
         Why two words: in a real catalog nearly every sentence shares one word with some tool
         ("run a marathon" -> run_command, "make me a cup of tea" -> makeCoffee, "book a table" ->
         json_query's "book"), while a tool that serves a request nearly always shares two of its words
         or one distinctive one ("sha256", "Amharic"). One shared word must therefore be a strong match
-        on its own (1.5x the two-word bar by default)."""
+        on its own (about 1.6x the two-word bar by default). A word found in a large part of the
+        catalog ("get" is in 56% of Seal-Tools' tools) is no second word: "get me an Uber to the
+        airport" shares "get" and "airport" with getAirportCode, one word of substance.
+
+        Tried on the calibration data and not kept (issue 14): a penalty for query words the catalog
+        knows but the top tool lacks (answerable requests miss such words as often), a bar relaxed
+        by the top tool's coverage, the margin of the top score over the next (no gain at the same
+        cost to answerable requests), and a strength floor for a top tool holding every word ("how
+        are you doing today" -> a tool mentioning "today"; it also empties one-word lookups of a
+        small catalog that match a parameter's documentation only)."""
         if self.coverage < config.min_coverage or self.top_coverage < config.min_top_coverage:
             return False
         if config.min_strength <= 0 or self.top_coverage >= 0.999:
             return True
         strength = self.strength(n_docs)
         return strength >= config.min_single_strength or (
-            self.matched >= 2 and strength >= config.min_strength)
+            self.distinct_matched(config.min_matched_idf, n_docs) >= 2 and strength >= config.min_strength)
 
     def overrules_dense(self, config: SearchConfig, n_docs: int) -> bool:
         """With the hybrid's dense gate: BM25F evidence so strong (`strength` >=
@@ -85,7 +104,18 @@ def judge(scorer: Scorer, ranked: list[Ranked], judged: int, meaningful: list[st
         top_score=ranked[0].score if ranked else 0.0,
         weights=tuple(judging),
         matched=matched_words(ranked[:judged], len(meaningful)),
+        groups=tuple(r.groups for r in ranked[:judged]),
     )
+
+
+def distinctive(weight: tuple[float, ...] | list[float], n_docs: int, share: float) -> int:
+    """The bit mask of the query words (by their judging weight) rare enough to count as evidence of
+    a match: idf at least `share` of the rarest term's, ln(1 + 2N). With share 0.2 a word in more
+    than about a sixth of a large catalog's tools does not count ("get", "retrieve", "information"
+    in Seal-Tools): a tool sharing such a word and one more with a request shares one word of
+    substance, and must clear the one-word bar."""
+    floor = share * math.log1p(2 * max(n_docs, 1))
+    return sum(1 << i for i, w in enumerate(weight) if w >= floor)
 
 
 def matched_words(ranked: list[Ranked], words: int) -> int:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from toolsearch import IndexError_, Registry, Skill, Tool
@@ -346,3 +348,70 @@ def test_updates_keep_postings_equal_to_a_fresh_build():
     assert (tuple(updated.vocab), updated.names, updated.skills) == (fresh.vocab, fresh.names, fresh.skills)
     for name in ("starts", "term", "doc", "field", "tf", "lengths"):
         assert (getattr(updated, name) == getattr(fresh, name)).all(), name
+
+
+def _scored_equal_lazy(scorer, lazy) -> None:
+    for i in range(len(scorer.postings.vocab)):
+        stored, computed = scorer._scored(i), lazy._scored(i)
+        assert stored[0].dtype == computed[0].dtype and stored[1].dtype == computed[1].dtype
+        for a, b in zip(stored[:3], computed[:3]):
+            assert np.array_equal(a, b), scorer.postings.vocab[i]
+        assert stored[3] == computed[3]
+
+
+def test_every_word_is_scored_in_the_index_for_the_default_config(tmp_path, monkeypatch):
+    """Builds and updates save each word's scored postings for the default SearchConfig; a searcher
+    with that config reads them (nothing scored on first sight), bit for bit what it would compute;
+    another config scores from the raw counts."""
+    from toolsearch.index import SearchConfig, scoring
+
+    def saved(searcher):
+        manifest = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+        return postings.Postings.load(tmp_path / "ix" / manifest["generation"] / manifest["postings"], 7)
+
+    def lazy_twin(p, config):
+        raw = postings.Postings(p.vocab, p.names, p.skill_names, p.skill_of, p.starts, p.doc, p.field, p.tf,
+                                p.lengths)
+        return scoring.Scorer(raw, boosts=config.field_boosts(), b=config.field_bs(), k1=config.k1)
+
+    searcher = Searcher(SKILLS, tmp_path / "ix")
+    scorer = searcher._state.scorer
+    assert scorer._stored is not None and saved(searcher).scored is not None
+    _scored_equal_lazy(scorer, lazy_twin(scorer.postings, SearchConfig()))
+    before = searcher.search("send mail for the calendar")
+
+    def no_scoring(*a, **k):
+        raise AssertionError("a word of a stored config must not be scored again")
+
+    monkeypatch.setattr(scoring.Scorer, "_score_many", no_scoring)
+    assert Searcher(SKILLS, tmp_path / "ix").search("send mail for the calendar") == before
+    monkeypatch.undo()
+    # An update scores every word again (idf and average lengths moved) and saves that.
+    updated = Searcher([*SKILLS, skill("chat", "post", "send")], tmp_path / "ix")
+    assert updated.last_build.action == "updated" and updated._state.scorer._stored is not None
+    _scored_equal_lazy(updated._state.scorer, lazy_twin(updated._state.scorer.postings, SearchConfig()))
+    other = SearchConfig(k1=1.5)
+    tuned = Searcher(SKILLS, tmp_path / "ix", config=other)
+    assert tuned._state.scorer._stored is None and tuned.search("send mail")
+
+
+def test_scored_postings_round_trip_and_are_checked(tmp_path):
+    from toolsearch.index import scoring
+
+    docs = [(f"t{i}", "s", [["word", f"w{i}"], ["word"] * (i % 3), [], [], [], [], []]) for i in range(40)]
+    built = postings.Postings.build(docs, 7)
+    with_scores = dataclasses.replace(built, scored=scoring.score_all(built, boosts=[3, 2, 1, 1, 1, 1, 1],
+                                                                      b=[0.75] * 7, k1=1.2))
+    with_scores.save(tmp_path / "p.bin")
+    loaded = postings.Postings.load(tmp_path / "p.bin", 7)
+    assert loaded.scored.params == ((3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0), (0.75,) * 7, 1.2)
+    for name in ("starts", "doc", "contrib", "bits", "peak"):
+        a, b = getattr(loaded.scored, name), getattr(with_scores.scored, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    built.save(tmp_path / "plain.bin")  # a file without them (an older index) still loads
+    assert postings.Postings.load(tmp_path / "plain.bin", 7).scored is None
+    s = with_scores.scored
+    with pytest.raises(ValueError, match="inconsistent scored postings"):
+        postings._scored(list(s.params), [s.starts[:-1], s.doc, s.contrib, s.bits, s.peak], len(built.vocab), 40)
+    with pytest.raises(ValueError, match="incomplete scored postings"):
+        postings._scored(list(s.params), [s.starts, None, s.contrib, s.bits, s.peak], len(built.vocab), 40)

@@ -13,8 +13,9 @@ score several times; true BM25F does not.) With one field and boost 1 this is pl
 
 Everything that depends only on (term, tool) is computed once per term, the first time a query uses
 it, and kept; for the default configuration the index has it already (`score_all`, saved by the
-index store as `postings.Scored`), so a word new to the process costs a slice of the mapped file. A ranking then touches only the query terms' postings: their contributions are summed
-per doc by one `np.bincount` (over a catalog-sized array only when the terms are common enough that
+index store as `postings.Scored`), so a word new to the process costs a slice of the mapped file. A
+ranking then touches only the query terms' postings: their contributions are summed per doc by one
+`np.bincount` (over a catalog-sized array only when the terms are common enough that
 most docs match anyway, else over the matched docs alone), the top n are cut with a partition, and
 the field and query-word masks a hit reports are looked up for those n docs only, by bisecting each
 term's sorted doc list. Nothing catalog-sized is allocated for a query of rare terms, which is what
@@ -23,9 +24,10 @@ the per-posting part, which would cost ~25 ms at 10k tools on every reopen; term
 bisecting the sorted vocabulary, so no term dictionary is built on open either.
 
 A query mixing common words ("get", "list", "data": in most of a large catalog) with rarer ones is
-ranked by MaxScore when that is exact: candidates come from the rarer terms, the common terms'
-contributions are added to those docs only (bisection), and the answer stands when the common terms'
-largest possible sum is below the n-th candidate's score (`_pruned`); else everything is summed.
+ranked by MaxScore when that is exact: candidates come from the rarer terms, and when the common terms'
+largest possible sum is below the n-th best candidate's rarer-terms sum, the candidates that cannot
+reach the top n are dropped and the common terms' contributions are added to the few left, by bisecting
+their doc lists (`_pruned`); else everything is summed.
 
 Scores are summed in float64 (each term's contribution is float32): the sum does not depend on the
 order of a query's terms beyond the last float64 bit, and equal docs tie exactly.
@@ -83,9 +85,9 @@ class Ranked(NamedTuple):
     groups: int  # bit mask of the query words (see `rank`) this doc contains
 
 
-_ranked = partial(tuple.__new__, Ranked)
+_ranked = partial(tuple.__new__, Ranked)  # Ranked from a (doc, score, fields, groups) tuple, in C
 _Term = tuple[np.ndarray, np.ndarray, np.ndarray, float]  # docs, contributions, field masks, largest
-_FIELD_BITS = np.left_shift(1, np.arange(32, dtype=np.int32))  # field number -> its bit in a field mask  # Ranked from a (doc, score, fields, groups) tuple, in C
+_FIELD_BITS = np.left_shift(1, np.arange(32, dtype=np.int32))  # field number -> its bit in a field mask
 
 
 class Scorer:

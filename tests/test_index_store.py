@@ -412,6 +412,6 @@ def test_scored_postings_round_trip_and_are_checked(tmp_path):
     assert postings.Postings.load(tmp_path / "plain.bin", 7).scored is None
     s = with_scores.scored
     with pytest.raises(ValueError, match="inconsistent scored postings"):
-        postings._scored(list(s.params), [s.starts[:-1], s.doc, s.contrib, s.bits, s.peak], len(built.vocab), 40)
+        postings._read_scored(list(s.params), [s.starts[:-1], s.doc, s.contrib, s.bits, s.peak], len(built.vocab), 40)
     with pytest.raises(ValueError, match="incomplete scored postings"):
-        postings._scored(list(s.params), [s.starts, None, s.contrib, s.bits, s.peak], len(built.vocab), 40)
+        postings._read_scored(list(s.params), [s.starts, None, s.contrib, s.bits, s.peak], len(built.vocab), 40)

@@ -265,7 +265,7 @@ class Postings:
             arrays[name] = np.frombuffer(data, dtype=np.dtype(dtype), count=count,
                                          offset=base + offset).reshape(shape)
         vocab, names, skill_names = (StringTable(arrays.pop(n), arrays.pop(f"{n}_offsets")) for n in _STRINGS)
-        scored = _scored(header.get("scored_params"), [arrays.pop(n, None) for n in _SCORED], len(vocab),
+        scored = _read_scored(header.get("scored_params"), [arrays.pop(n, None) for n in _SCORED], len(vocab),
                          len(names))
         skill_of, starts = arrays["skill_of"], arrays["starts"]
         n, rows = len(names), arrays["doc"].size
@@ -279,7 +279,7 @@ class Postings:
         return cls(vocab, names, skill_names, **arrays, scored=scored)
 
 
-def _scored(params: Any, arrays: list[np.ndarray | None], terms: int, docs: int) -> Scored | None:
+def _read_scored(params: Any, arrays: list[np.ndarray | None], terms: int, docs: int) -> Scored | None:
     """The `Scored` part of a loaded file (None when it has none), checked like the raw arrays."""
     if params is None and all(a is None for a in arrays):
         return None

@@ -128,7 +128,9 @@ class Scorer:
     def _term_postings(self, term: str) -> _Term | tuple[()]:
         """`_scored` by term text, () for a term no doc contains; remembered (bounded) for `rank`."""
         i = self.term_id(term)
-        entry = () if i is None or not self._scored(i)[0].size else self._scored(i)
+        entry = () if i is None else self._scored(i)
+        if entry and not entry[0].size:
+            entry = ()  # every row of the term is in a field switched off
         if len(self._postings) < _MAX_REMEMBERED:
             self._postings[term] = entry
         return entry
@@ -380,8 +382,7 @@ class Scorer:
         # the whole (long) doc list to their type.
         needles = docs.astype(common[0][0].dtype, copy=False)
         for term_docs, contrib, *_ in common:
-            at = np.minimum(np.searchsorted(term_docs, needles), term_docs.size - 1)
-            hit = term_docs[at] == needles
+            at, hit = _bisected(term_docs, needles)
             scores[hit] += contrib[at[hit]]
         return docs, scores
 
@@ -421,13 +422,11 @@ class Scorer:
         fields = np.zeros(top.size, dtype=np.int64)
         groups = np.zeros(top.size, dtype=np.int64)
         few = [f for f in found if f[0].size <= _PER_TERM_MASKS]
-        if len(few) < len(found):
+        many = [f for f in found if f[0].size > _PER_TERM_MASKS]
+        if many:
             needles = top.astype(found[0][0].dtype, copy=False)  # see `_pruned`: no copy of the lists
-            for term_docs, _, mask, bit, _ in found:
-                if term_docs.size <= _PER_TERM_MASKS:
-                    continue
-                at = np.minimum(np.searchsorted(term_docs, needles), term_docs.size - 1)
-                hit = term_docs[at] == needles
+            for term_docs, _, mask, bit, _ in many:
+                at, hit = _bisected(term_docs, needles)
                 fields[hit] |= mask[at[hit]]
                 if bit:
                     groups[hit] |= bit
@@ -448,3 +447,10 @@ class Scorer:
                          [f[0].size for f in few])
         np.bitwise_or.at(groups, slot, bits[hit])
         return fields, groups
+
+
+def _bisected(sorted_docs: np.ndarray, needles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position, found) of each needle in a sorted doc list: `found[i]` when `needles[i]` is at
+    `sorted_docs[position[i]]`."""
+    at = np.minimum(np.searchsorted(sorted_docs, needles), sorted_docs.size - 1)
+    return at, sorted_docs[at] == needles

@@ -39,3 +39,12 @@ def test_corrections_still_work_at_the_length_limit():
     word = "abcdefghij" * 3
     vocab = FuzzyVocabulary([word])
     assert vocab.corrections(word[:-1] + "z", 2) == [(word, 1)]
+
+
+def test_a_string_table_vocabulary_gives_the_same_corrections_as_a_list():
+    from toolsearch.index.strings import StringTable, pack
+
+    words = sorted(["weather", "whether", "forecast", "get_weather", "x" * 40, "temperature", "temperatures", "naïveté"])
+    listed, tabled = FuzzyVocabulary(words), FuzzyVocabulary(StringTable(*pack(words)))
+    assert listed._build() == tabled._build()
+    assert tabled.corrections("wether", 1) == listed.corrections("wether", 1) == [("weather", 1), ("whether", 1)]

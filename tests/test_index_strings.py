@@ -47,3 +47,11 @@ def test_lookup_by_prefix_keys_equals_bisection():
     for w in probes:
         expected = words.index(w) if w in words else None
         assert table.find(w) == find_sorted(table, w) == find_sorted(tuple(words), w) == expected, repr(w)
+
+
+def test_selected_keeps_what_a_python_filter_keeps():
+    words = ["", "a", "weather", "get_weather", "café_au_lait", "naïve", "天气预报", "x" * 200, "_", "ab_"]
+    table = StringTable(*pack(words))
+    for low, high, without in ((0, 1000, b""), (5, 136, b"_"), (2, 6, b"_"), (7, 7, b"")):
+        expected = [w for w in words if low <= len(w.encode()) <= high and not (without and without.decode() in w)]
+        assert list(table.selected(low, high, without)) == expected

@@ -24,6 +24,8 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 
+from .strings import StringTable
+
 __all__ = ["MAX_CANDIDATES", "MAX_TERM_LENGTH", "FuzzyVocabulary", "edit_distance", "max_edits_for",
            "max_neighbourhood", "neighbourhood"]
 
@@ -92,7 +94,10 @@ class FuzzyVocabulary:
         with self._lock:
             if self._table is None:
                 table: dict[str, list[str]] = defaultdict(list)
-                for term in self._terms:
+                terms = self._terms
+                if isinstance(terms, StringTable):  # skip identifiers and too short or long terms undecoded
+                    terms = terms.selected(MIN_LENGTH - 1, 4 * (MAX_TERM_LENGTH + 2), without=b"_")
+                for term in terms:
                     if not MIN_LENGTH - 1 <= len(term) <= MAX_TERM_LENGTH + 2 or "_" in term:
                         continue
                     table[term].append(term)

@@ -124,6 +124,7 @@ class Scorer:
         self._stored = stored if stored is not None and stored.params == scored_params(boosts, b, k1) else None
         self._ids: dict[str, int | None] = {}  # term -> id, remembered (bisection decodes strings)
         self._postings: dict[str, _Term | tuple[()]] = {}
+        self._idfs: dict[str, float] = {}
 
     def _term_postings(self, term: str) -> _Term | tuple[()]:
         """`_scored` by term text, () for a term no doc contains; remembered (bounded) for `rank`."""
@@ -249,9 +250,15 @@ class Scorer:
         return int(entry[0].size) if entry else 0
 
     def idf(self, term: str) -> float:
-        """idf as scored; a term absent from the index gets the idf of the rarest possible term."""
-        df = self.df(term)
-        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+        """idf as scored; a term absent from the index gets the idf of the rarest possible term.
+        Remembered (bounded): a search asks it of every word of its whole query and of each clause."""
+        idf = self._idfs.get(term)
+        if idf is None:
+            df = self.df(term)
+            idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+            if len(self._idfs) < _MAX_REMEMBERED:
+                self._idfs[term] = idf
+        return idf
 
     def rank(self, terms: Sequence[tuple[str, float, int]], n: int, *,
              keep: np.ndarray | None = None) -> list[Ranked]:

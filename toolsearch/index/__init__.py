@@ -9,6 +9,8 @@
     whoosh_store.py  the Whoosh index of record (imported only when writing)
     store.py         folder layout, manifest, atomic builds, incremental updates, locking
     config.py        `SearchConfig`
+    verdict.py       the no-good-match rule: the evidence a ranking gives, the thresholds applied
+    needs.py         a request of several needs: clause fusion, places shared across needs
     searcher.py      `Searcher`: select:, exact names, BM25F, fuzzy fallback, no-good-match
 """
 

@@ -37,6 +37,7 @@ from .analysis import is_cjk, query_terms, split_clauses
 from .config import SearchConfig
 from .documents import FIELDS
 from .fuzzy import FuzzyVocabulary, max_edits_for
+from .needs import allocate, budget, fuse, round_robin
 from .postings import Postings
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
@@ -340,14 +341,7 @@ class Searcher:
             if strength >= self.config.repeat_need_strength:
                 unserved.append((strength, [r for r in sub if keep[r.doc]]))
         unserved.sort(key=lambda t: -t[0])
-        out: list[Ranked] = []
-        seen: set[int] = set()
-        for depth in range(self.config.hits_per_need):
-            for _, rest in unserved:
-                if depth < len(rest) and rest[depth].doc not in seen:
-                    seen.add(rest[depth].doc)
-                    out.append(rest[depth])
-        return out[:n]
+        return round_robin([rest for _, rest in unserved], self.config.hits_per_need, n)
 
     def _answered_before_exclusion(self, state: _State, text: str, k: int, exclude: Collection[str],
                                    allow: Callable[[Tool], bool] | None, needs: list[str]) -> bool:
@@ -390,9 +384,7 @@ class Searcher:
         return self._budget(max(len(tops), 1), k)
 
     def _budget(self, needs: int, k: int) -> int:
-        if needs < 2:
-            return k
-        return max(k, min(self.config.max_hits, self.config.hits_per_need * needs))
+        return budget(needs, k, self.config.hits_per_need, self.config.max_hits)
 
     def _needs(self, text: str) -> list[str]:
         """The separate requests of a query ([] for one request)."""
@@ -466,83 +458,35 @@ class Searcher:
     def _with_clauses(self, state: _State, ranked: list[Ranked], clauses: list[str],
                       n: int, judged: int, keep: np.ndarray | None = None
                       ) -> tuple[list[Ranked], frozenset[int]]:
-        """Fuse the whole query's ranking with each clause's ("read the CSV, then email the chart to
-        Ann"), allocate the first places across the needs, and count the needs.
-
-        Fusion: a tool keeps its best showing, a clause's scores scaled so that its top hit stands at
-        `clause_weight` of the whole query's top. Ranked as one bag of words, the longest request
-        drowns the others and their tools fall out of the top k (Seal-Tools Complete@5 0.64 -> 0.78,
-        BFCL unchanged).
+        """Fuse the whole query's ranking with each clause's, give each need's best tool one of the
+        first `n` places, and count the needs (needs.py: `fuse`, `allocate`).
 
         Needs: the clause splitter also cuts off context ("The initial value was $5000", "Can you
         help me?"), so a clause counts as a need only when its best tool is a strong match
         (`need_strength`; and covers `need_coverage` of its words); clauses whose best tool is the
-        same count once.
-
-        Allocation: each need's best tool gets one of the first `judged` places, in clause order; the
-        remaining places follow the fused order, and the placed tools are shown in fused order."""
-        best = {r.doc: r for r in ranked}
-        whole = {r.doc: r.score for r in ranked}
-        top = ranked[0].score
-        lists: list[list[Ranked]] = []  # the ranking of each clause that is a need
-        firsts: set[int] = set()
+        same count once."""
+        rankings: list[list[Ranked]] = []
+        need_tops: list[int] = []  # the best tool of each clause that is a need, in clause order
         # (Ranking the clauses together, from one gathering of their postings, measured slower than
         # one `rank` each: the shared sort of every matched doc costs more than the calls it saves.)
         for clause in clauses:
             sub, verdict = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1, keep)
             if not sub or sub[0].score <= 0:
                 continue
-            if self._is_need(verdict, state) and sub[0].doc not in firsts:
-                firsts.add(sub[0].doc)
-                lists.append(sub)
-            scale = self.config.clause_weight * top / sub[0].score
-            for r in sub:
-                seen = best.get(r.doc)
-                score = r.score * scale
-                if seen is None:
-                    best[r.doc] = Ranked(r.doc, score, r.fields, 0)
-                elif score > seen.score:
-                    best[r.doc] = Ranked(r.doc, score, r.fields | seen.fields, seen.groups)
-        # Clause tops tie at clause_weight * top: the whole query's own score breaks the tie, then
-        # the order they were found in (whole query first, clauses in order).
-        found = {doc: i for i, doc in enumerate(best)}
-        fused = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
-        tops = frozenset(firsts) if len(firsts) > 1 else frozenset()
+            if self._is_need(verdict, state) and sub[0].doc not in need_tops:
+                need_tops.append(sub[0].doc)
+            rankings.append(sub)
+        fused, best = fuse(ranked, rankings, self.config.clause_weight)
+        tops = frozenset(need_tops) if len(need_tops) > 1 else frozenset()
         if not self.config.allocate or not tops or len(fused) <= judged:
             return fused[:n], tops
-        return self._allocate(fused, lists, judged, n, best), tops
+        return allocate(fused, need_tops, n, best), tops
 
     def _is_need(self, verdict: Verdict, state: _State) -> bool:
         """Whether a clause, judged on its best tool, is a need of its own (see `_with_clauses`)."""
         config = self.config
         return verdict.top_coverage >= config.need_coverage and (
             config.need_strength <= 0 or verdict.strength(state.scorer.n_docs) >= config.need_strength)
-
-    @staticmethod
-    def _allocate(fused: list[Ranked], lists: list[list[Ranked]], k: int, n: int,
-                  best: dict[int, Ranked]) -> list[Ranked]:
-        """The fused top `n`, except that every need's best tool gets a place: a need whose best tool
-        fell below place `n` takes the last place not held by another need's best tool. (Placing each
-        need's tools ahead of the fused order, or handing out the places round-robin, measured worse:
-        the fused order is the better judge of which tools serve the request, so it keeps every place
-        a need does not claim.)"""
-        top = fused[:n]
-        tops = [sub[0].doc for sub in lists]
-        shown = {r.doc for r in top}
-        missing = [d for d in tops if d not in shown]
-        if not missing:
-            return fused
-        keep = set(tops)
-        for doc in missing:
-            for i in range(len(top) - 1, -1, -1):
-                if top[i].doc not in keep:
-                    top[i] = best[doc]
-                    break
-        # Every placed hit is in `fused` (best[doc] is the fused entry of its doc; a doc occurs once).
-        place = {r.doc: i for i, r in enumerate(fused)}
-        ordered = sorted(top, key=lambda r: place[r.doc])
-        placed = {r.doc for r in ordered}
-        return ordered + [r for r in fused if r.doc not in placed]
 
     def _rank_one(self, state: _State, text: str, n: int, judged: int,
                   keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:

@@ -1,38 +1,74 @@
 """Issue 13 item 1: the typo fallback does bounded work for any query (long words, CJK without spaces).
 
 Timing is measured in benchmarks/hostile_queries.py (never in a unit test); here the bound is asserted
-structurally: the neighbourhood a correction probes is capped, and huge words are not corrected at all.
+structurally: the candidates a correction checks are capped, and huge words are not corrected at all.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
+
 from toolsearch.index.fuzzy import (
+    MAX_CANDIDATES,
     MAX_TERM_LENGTH,
     FuzzyVocabulary,
+    edit_distance,
     max_edits_for,
-    max_neighbourhood,
-    neighbourhood,
 )
 
 
-def test_neighbourhood_of_a_long_word_is_empty():
-    assert neighbourhood("a" * 4096, 2) == set()
-    assert neighbourhood("天" * 4096, 2) == set()
+def test_a_long_word_is_never_corrected():
+    vocab = FuzzyVocabulary(["weather", "a" * 30])
+    assert vocab.corrections("a" * 4096, 2) == [] and vocab.corrections("天" * 4096, 2) == []
     assert max_edits_for("x" * 4096, 2) == 0
 
 
-def test_neighbourhood_size_is_capped():
-    for length in (6, 12, MAX_TERM_LENGTH):
-        word = "".join(chr(97 + i % 26) for i in range(length))
-        assert len(neighbourhood(word, 2)) <= max_neighbourhood(length, 2)
-    assert max_neighbourhood(10_000, 2) == max_neighbourhood(MAX_TERM_LENGTH, 2) < 600
+def test_the_candidates_checked_are_capped():
+    anagrams = ["".join(p) for p in itertools.islice(itertools.permutations("abcdefgh"), 3000)]
+    vocab = FuzzyVocabulary(anagrams)  # every one has the same length and letter counts
+    assert len(vocab._scan().candidates("abcdefgh", 2)) == MAX_CANDIDATES
+    found = vocab.corrections("abcdefhg", 2)
+    assert found[0] == ("abcdefgh", 1) and all(d <= 2 for _, d in found)
 
 
-def test_long_vocabulary_terms_stay_out_of_the_table():
+def test_long_vocabulary_terms_are_left_out():
     vocab = FuzzyVocabulary(["weather", "x" * 5000])
     assert vocab.corrections("wether", 1) == [("weather", 1)]
     assert vocab.corrections("x" * 4999, 2) == []
-    assert all(len(key) <= MAX_TERM_LENGTH + 2 for key in vocab._build())
+    assert all(len(term) <= MAX_TERM_LENGTH + 2 for term in vocab._scan().terms)
+
+
+def _shared_deletion(word: str, term: str, edits: int) -> bool:
+    """The rule by brute force: up to one deletion from the term, up to `edits` from the word."""
+    def deletions(w: str, most: int) -> set[str]:
+        out = {w}
+        for _ in range(most):
+            out |= {d[:i] + d[i + 1:] for d in out for i in range(len(d))}
+        return out
+    return bool(deletions(term, 1) & deletions(word, edits))
+
+
+def test_every_term_within_the_edits_that_shares_a_deletion_is_found():
+    rng = random.Random(7)
+    letters = "abcdeé"  # few letters: many near words; one outside a-z
+    vocab = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(5, 10))) for _ in range(400)})
+    fuzzy = FuzzyVocabulary(vocab)
+    for _ in range(60):
+        word = "".join(rng.choice(letters) for _ in range(rng.randint(6, 9)))
+        for edits in (1, 2):
+            expected = sorted(((t, d) for t in vocab if t != word and (d := edit_distance(word, t, edits)) <= edits
+                               and _shared_deletion(word, t, edits)), key=lambda td: (td[1], td[0]))
+            assert fuzzy.corrections(word, edits) == expected
+
+
+def test_two_substitutions_are_no_correction_but_extra_and_swapped_letters_are():
+    fuzzy = FuzzyVocabulary(["breakfasts", "breaking", "calendar", "weather"])
+    assert fuzzy.corrections("wrecking", 2) == []  # w->b, c->a
+    assert fuzzy.corrections("calnedar", 2) == [("calendar", 1)]  # swapped
+    assert fuzzy.corrections("weathre", 1) == [("weather", 1)]
+    assert fuzzy.corrections("callendaar", 2) == [("calendar", 2)]  # two letters too many
+    assert fuzzy.corrections("brakfsts", 2) == []  # two letters missing: two deletions from the term
 
 
 def test_corrections_still_work_at_the_length_limit():
@@ -46,5 +82,6 @@ def test_a_string_table_vocabulary_gives_the_same_corrections_as_a_list():
 
     words = sorted(["weather", "whether", "forecast", "get_weather", "x" * 40, "temperature", "temperatures", "naïveté"])
     listed, tabled = FuzzyVocabulary(words), FuzzyVocabulary(StringTable(*pack(words)))
-    assert listed._build() == tabled._build()
+    assert listed._scan().terms == tabled._scan().terms
+    assert (listed._scan().counts == tabled._scan().counts).all()
     assert tabled.corrections("wether", 1) == listed.corrections("wether", 1) == [("weather", 1), ("whether", 1)]

@@ -1,33 +1,42 @@
 """Typo correction against the index vocabulary (the fuzzy fallback of a search).
 
-Scanning a 50k-term vocabulary with an edit-distance loop in Python costs tens of milliseconds, so we
-use a deletion neighbourhood (the SymSpell idea): every vocabulary term is filed under itself and each
-string made by deleting one of its characters. Two strings within one edit (insert, delete, substitute,
-swap neighbours) share an entry of their one-deletion neighbourhoods; for two edits we also look up the
-query's two-deletion strings. The few candidates found are then checked with an exact
-Damerau-Levenshtein distance. The table is built lazily, on the first search that needs a correction.
+Candidates are found by counting letters, without a table of misspellings. An edit changes a word's
+letter counts by at most 2 in all (a substitution takes one letter away and adds another; an insertion or
+deletion changes one count; swapping neighbours changes none), so a vocabulary term within `k` edits
+has a length within `k` and letter counts within `2k` of the query word's. That filter runs over a
+compact array of every correctable term's length and letter counts (`_Letters`: 27 bytes per term, made
+with a few vectorized passes on the first correction), and the exact Damerau-Levenshtein distance
+(optimal string alignment) is computed for the few terms it keeps.
 
-Bounded work (hostile input). The two-deletion neighbourhood of an n-letter word has ~n^2/2 strings: a
-1,600-letter word with no separator (or a line of Chinese or Japanese text, which has no spaces) took
-41 s and 2 GB, and 4,096 letters ran out of memory. Nobody misspells a word longer than
-`MAX_TERM_LENGTH` characters in a way worth correcting, so such words (query words and vocabulary terms
-alike) are never corrected: a query's probes are at most `max_neighbourhood(MAX_TERM_LENGTH, 2)`
-strings (~560), each correction checks at most `MAX_CANDIDATES` candidates with a distance computation
-of at most MAX_TERM_LENGTH^2 steps, and corrections are cached per (term, edits) in a bounded LRU,
-so the clauses of one long query do not redo the same work. A search at the 4,096-character query limit
-stays in the low milliseconds at 10k tools (benchmarks/fuzzy_bound.py).
+Not every term within two edits is a correction: deleting at most one letter of the term and at most `k`
+of the word must give the same string. That leaves out two substitutions ("wrecking" -> "breaking") and
+two missing letters, the two-edit corrections most often wrong; one changed, missing, extra or swapped
+letter, and up to two extra ones, are corrected.
+
+(The first version filed every term under its one-deletion strings, the SymSpell idea, which makes the
+rule above its lookup. Building that table on the first correcting search cost ~0.1 s and ~10 MB per
+5,000 correctable terms, time and memory that grow with a real catalog's vocabulary.)
+
+Bounded work (hostile input). Words longer than `MAX_TERM_LENGTH` characters (and CJK runs without
+spaces, which have no spaces to split them) are never corrected, nor are vocabulary terms that long: a
+1,600-letter word once took 41 s and 2 GB. A correction scans the letter counts once (~27 bytes per
+correctable term), checks at most `MAX_CANDIDATES` candidates, closest letter counts first, with a
+distance computation of at most MAX_TERM_LENGTH^2 steps each, and corrections are cached per (term,
+edits) in a bounded LRU, so the clauses of one long query do not redo the same work. Search times at the
+4,096-character query limit: `python -m benchmarks.hostile_queries`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Iterable
+
+import numpy as np
 
 from .strings import StringTable
 
-__all__ = ["MAX_CANDIDATES", "MAX_TERM_LENGTH", "FuzzyVocabulary", "edit_distance", "max_edits_for",
-           "max_neighbourhood", "neighbourhood"]
+__all__ = ["MAX_CANDIDATES", "MAX_TERM_LENGTH", "FuzzyVocabulary", "edit_distance", "max_edits_for"]
 
 MIN_LENGTH = 6  # shorter words are mostly names and real words ("paris" is no typo of "pars"), not typos
 MAX_TERM_LENGTH = 32  # longer words (and CJK runs without spaces) are never corrected: bounded work
@@ -62,49 +71,78 @@ def edit_distance(a: str, b: str, bound: int) -> int:
     return prev[-1]
 
 
-def _deletes(term: str) -> set[str]:
-    return {term[:i] + term[i + 1:] for i in range(len(term))}
+def _deletions(word: str, most: int) -> set[str]:
+    """`word` and every string made by deleting up to `most` (1 or 2) of its characters."""
+    ones = {word[:i] + word[i + 1:] for i in range(len(word))}
+    out = {word} | ones
+    if most >= 2:
+        out |= {d[:i] + d[i + 1:] for d in ones for i in range(len(d))}
+    return out
 
 
-def neighbourhood(term: str, max_edits: int) -> set[str]:
-    """The strings a correction of `term` looks up: itself and its one- (and two-) deletion strings.
-    Empty for a term longer than MAX_TERM_LENGTH or when no edit is allowed."""
-    if max_edits <= 0 or len(term) > MAX_TERM_LENGTH:
-        return set()
-    probes = {term} | _deletes(term)
-    if max_edits >= 2:
-        probes |= {d2 for d in _deletes(term) for d2 in _deletes(d)}
-    return probes
+_LETTERS = 27  # a-z, then one count for every other character
 
 
-def max_neighbourhood(length: int, max_edits: int) -> int:
-    """Upper bound of `len(neighbourhood(term, max_edits))` for a term of `length` characters."""
-    length = min(length, MAX_TERM_LENGTH)
-    return 1 + length + (length * (length - 1) // 2 if max_edits >= 2 else 0)
+def _letter_counts(words: list[str]) -> np.ndarray:
+    """uint8 [len(words), 27]: each word's count of a..z and of other characters (words are at most
+    MAX_TERM_LENGTH + 2 characters, so a count fits)."""
+    counts = np.zeros((len(words), _LETTERS), dtype=np.uint8)
+    if not words:
+        return counts
+    codes = np.frombuffer("".join(words).encode("utf-32-le"), dtype=np.uint32)
+    letter = codes - 97
+    letter[letter > 25] = 26  # not a..z (wraps around for codes below "a")
+    owner = np.repeat(np.arange(len(words)), [len(w) for w in words])
+    np.add.at(counts, (owner, letter.astype(np.intp)), 1)
+    return counts
+
+
+class _Letters:
+    """The correctable terms, by length, with their letter counts: what a correction scans. Terms of one
+    length are a contiguous run, so the length filter is a slice."""
+
+    def __init__(self, terms: Iterable[str]):
+        if isinstance(terms, StringTable):  # skip identifiers and too short or long terms undecoded
+            terms = terms.selected(MIN_LENGTH - 1, 4 * (MAX_TERM_LENGTH + 2), without=b"_")
+        kept = sorted(t for t in terms if MIN_LENGTH - 1 <= len(t) <= MAX_TERM_LENGTH + 2 and "_" not in t)
+        self.rank = {t: i for i, t in enumerate(kept)}  # alphabetical place: breaks ties the same way anywhere
+        self.terms = sorted(kept, key=len)  # stable: alphabetical within a length
+        lengths = [len(t) for t in self.terms]
+        self._start = np.searchsorted(np.asarray(lengths, dtype=np.int64), np.arange(MAX_TERM_LENGTH + 4))
+        # One row per letter (summing down 27 rows is 2x faster than across 27 columns), int8: counts
+        # are at most MAX_TERM_LENGTH + 2, so their differences fit.
+        self.counts = np.ascontiguousarray(_letter_counts(self.terms).T.astype(np.int8))
+
+    def candidates(self, word: str, max_edits: int) -> list[str]:
+        """The terms whose length and letter counts allow `max_edits` edits from `word` (all those
+        within that distance among them), closest counts first (then alphabetically), MAX_CANDIDATES
+        at most."""
+        low = min(max(len(word) - max_edits, 0), MAX_TERM_LENGTH + 3)
+        high = min(len(word) + max_edits + 1, MAX_TERM_LENGTH + 3)
+        lo, hi = int(self._start[low]), int(self._start[high])
+        if lo >= hi:
+            return []
+        gap = self.counts[:, lo:hi] - _letter_counts([word]).astype(np.int8).T
+        np.abs(gap, out=gap)
+        gap = np.add.reduce(gap, axis=0, dtype=np.int16)
+        near = np.flatnonzero(gap <= 2 * max_edits)
+        terms, rank = self.terms, self.rank
+        found = sorted((int(g), rank[terms[lo + i]], terms[lo + i]) for i, g in zip(near.tolist(), gap[near].tolist()))
+        return [t for _, _, t in found[:MAX_CANDIDATES]]
 
 
 class FuzzyVocabulary:
     def __init__(self, terms: Iterable[str]):
-        self._terms = terms  # filtered lazily: most searchers never need a correction
-        self._table: dict[str, list[str]] | None = None
+        self._terms = terms  # scanned lazily: most searchers never need a correction
+        self._letters: _Letters | None = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, int], list[tuple[str, int]]] = OrderedDict()
 
-    def _build(self) -> dict[str, list[str]]:
+    def _scan(self) -> _Letters:
         with self._lock:
-            if self._table is None:
-                table: dict[str, list[str]] = defaultdict(list)
-                terms = self._terms
-                if isinstance(terms, StringTable):  # skip identifiers and too short or long terms undecoded
-                    terms = terms.selected(MIN_LENGTH - 1, 4 * (MAX_TERM_LENGTH + 2), without=b"_")
-                for term in terms:
-                    if not MIN_LENGTH - 1 <= len(term) <= MAX_TERM_LENGTH + 2 or "_" in term:
-                        continue
-                    table[term].append(term)
-                    for d in _deletes(term):
-                        table[d].append(term)
-                self._table = dict(table)
-            return self._table
+            if self._letters is None:
+                self._letters = _Letters(self._terms)
+            return self._letters
 
     def corrections(self, term: str, max_edits: int) -> list[tuple[str, int]]:
         """Vocabulary terms within `max_edits` of `term` (itself excluded), closest first."""
@@ -115,12 +153,11 @@ class FuzzyVocabulary:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return list(self._cache[key])
-        probes = neighbourhood(term, max_edits)
-        table = self._build()
-        candidates = sorted({c for p in probes for c in table.get(p, ())} - {term})
-        # Sorted before the cap so that the same query always gets the same corrections.
-        found = [(c, edit_distance(term, c, max_edits)) for c in candidates[:MAX_CANDIDATES]]
-        result = sorted(((c, d) for c, d in found if d <= max_edits), key=lambda cd: (cd[1], cd[0]))
+        probes = _deletions(term, max_edits)
+        found = [(c, d) for c in self._scan().candidates(term, max_edits)
+                 if c != term and (d := edit_distance(term, c, max_edits)) <= max_edits
+                 and not probes.isdisjoint(_deletions(c, 1))]
+        result = sorted(found, key=lambda cd: (cd[1], cd[0]))
         with self._lock:
             self._cache[key] = result
             while len(self._cache) > _CACHE_SIZE:

@@ -6,7 +6,8 @@ Each query is cut to `SearchConfig.max_query_chars` (4,096) by the searcher, as 
 or a prefetched user message would be. Before the typo-fallback bound (index/fuzzy.py MAX_TERM_LENGTH)
 one 1,600-letter word took 41 s and 2 GB; the target is well under 100 ms per search. Prints one line per
 query shape: the worst and median of several repeats, after one warm-up search (which builds the lazy
-typo table, as the first correcting search of a process does; its time is printed separately).
+letter counts of the vocabulary, as the first correcting search of a process does; its time is printed
+separately).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         searcher = Searcher(skills_of(tools), index_dir=tmp)
         started = time.perf_counter()
-        searcher.search("creat invoise for custmer")  # builds the lazy typo table
-        print(f"{len(tools)} tools; first correcting search (builds the typo table): "
+        searcher.search("creat invoise for custmer")  # makes the vocabulary's letter counts (lazy)
+        print(f"{len(tools)} tools; first correcting search (makes the letter counts): "
               f"{(time.perf_counter() - started) * 1000:.0f} ms")
         for label, query in _queries().items():
             times = []

@@ -4,6 +4,7 @@ that turns it into "answer" or "no good match", checked on values and on a real 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -35,18 +36,51 @@ def test_one_shared_word_needs_the_single_word_bar_two_words_the_lower_one():
     assert not verdict(strength=CONFIG.min_strength * 0.9, matched=3).answers(CONFIG, N)
 
 
-def test_coverage_comes_first_and_a_tool_holding_every_word_is_a_match():
+def test_coverage_comes_first_and_a_tool_holding_every_word_is_a_match_from_the_full_match_floor():
     assert not verdict(strength=9, matched=3, coverage=0.1).answers(CONFIG, N)
-    assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(CONFIG, N)
+    full = CONFIG.min_full_strength
+    assert full < CONFIG.min_strength  # holding every word is worth more than sharing two of them
+    assert verdict(strength=full, matched=1, coverage=1.0, top_coverage=1.0).answers(CONFIG, N)  # "version?"
+    # "hello" held by a tool that mentions it once in a parameter's documentation: no match
+    assert not verdict(strength=full * 0.9, matched=1, coverage=1.0, top_coverage=1.0).answers(CONFIG, N)
+    tiny = Verdict(coverage=1, top_coverage=1, top_score=0.43 * math.log1p(2 * 5) * math.log(5) / math.log(300),
+                   matched=1)
+    assert tiny.strength(5) == pytest.approx(0.43)
+    assert tiny.answers(CONFIG, 5)  # 5 tools: the one mentioning "recipient" in passing is a match
+    assert not Verdict(coverage=1, top_coverage=1, top_score=0.43 * UNIT, matched=1).answers(CONFIG, N)
+    named = Verdict(coverage=1, top_coverage=1, top_score=0.1 * UNIT, matched=1, top_fields=0b1)
+    assert named.answers(CONFIG, N)  # the word is in the tool's name: "read" -> read_inbox
+    assert not replace(named, top_fields=0b1110).answers(CONFIG, N)  # description, parameters only
+    floorless = SearchConfig(min_full_strength=0)
+    assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(floorless, N)
     assert not verdict(strength=9, matched=3, top_coverage=0.3).answers(SearchConfig(min_top_coverage=0.5), N)
     assert verdict(strength=0.1, matched=1).answers(SearchConfig(min_strength=0), N)  # strength test off
+    assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(SearchConfig(min_strength=0), N)
 
 
-def test_only_an_overwhelming_word_match_overrules_the_dense_gate():
-    assert verdict(strength=CONFIG.dense_overrule_strength, matched=2).overrules_dense(CONFIG, N)
-    assert not verdict(strength=CONFIG.dense_overrule_strength * 0.9, matched=3).overrules_dense(CONFIG, N)
-    assert not verdict(strength=9, matched=3, coverage=0.1).overrules_dense(CONFIG, N)
-    assert not verdict(strength=9, matched=3).overrules_dense(SearchConfig(dense_overrule_strength=0), N)
+def two_words(strength: float, *, coverage: float = 0.6) -> Verdict:
+    """A top tool sharing two distinctive words with the query ("ounces" and "grams")."""
+    return Verdict(coverage=coverage, top_coverage=0.6, top_score=strength * UNIT, weights=(UNIT * 0.8, UNIT * 0.7),
+                   matched=2, groups=(0b11,))
+
+
+def one_word(strength: float) -> Verdict:
+    return Verdict(coverage=0.6, top_coverage=0.6, top_score=strength * UNIT, weights=(UNIT * 0.8, UNIT * 0.7),
+                   matched=1, groups=(0b01,))
+
+
+def test_a_strong_word_match_or_two_shared_words_overrule_the_dense_gate():
+    assert verdict(strength=CONFIG.dense_overrule_strength, matched=1).overrules_dense(CONFIG, N)
+    assert not one_word(CONFIG.dense_overrule_strength * 0.9).overrules_dense(CONFIG, N)
+    # "how many ounces is 250 grams": cosine 0.11 to convert_units, which shares both words
+    bar = CONFIG.dense_overrule_two_words
+    assert CONFIG.min_strength < bar < CONFIG.dense_overrule_strength
+    assert two_words(bar).overrules_dense(CONFIG, N)
+    assert not two_words(bar * 0.9).overrules_dense(CONFIG, N)
+    assert not one_word(bar).overrules_dense(CONFIG, N)  # one ordinary shared word: the gate's very case
+    assert not two_words(bar).overrules_dense(SearchConfig(dense_overrule_two_words=0), N)
+    assert not two_words(9, coverage=0.1).overrules_dense(CONFIG, N)
+    assert not two_words(9).overrules_dense(SearchConfig(dense_overrule_strength=0), N)  # every overrule off
 
 
 def test_matched_words_counts_the_query_words_one_hit_holds():
@@ -71,7 +105,8 @@ def test_a_word_in_most_tools_does_not_count_as_a_second_shared_word():
     assert Verdict(coverage=0.6, top_coverage=0.6, top_score=between * UNIT, matched=2).answers(CONFIG, N)  # no masks
 
 
-@pytest.mark.parametrize("knob", ["min_single_strength", "dense_overrule_strength", "min_matched_idf"])
+@pytest.mark.parametrize("knob", ["min_single_strength", "dense_overrule_strength", "min_matched_idf",
+                                  "min_full_strength", "dense_overrule_two_words"])
 def test_new_knobs_are_validated(knob):
     with pytest.raises(ConfigError, match=knob):
         SearchConfig(**{knob: -1})
@@ -124,3 +159,13 @@ def test_on_a_real_index_ordinary_words_are_no_evidence():
     assert before.search("get me some milk for my coffee")[0].name == "milk_production"
     assert s.search("get the milk yield of my dairy")[0].name == "milk_production"  # milk and dairy
     assert s.search("weather today")[0].name == "weather_today"
+
+
+def test_on_a_real_index_a_one_word_request_needs_a_word_that_weighs():
+    s = Searcher(dairy_catalog())
+    # "archive" is in the descriptions of 200 of 500 tools: the best of them holds the whole request,
+    # yet it is no match
+    assert s.search("archive") == []
+    assert Searcher(s.catalog, config=SearchConfig(min_full_strength=0)).search("archive")
+    assert s.search("today")[0].name == "weather_today"  # in 101 tools, but in this one's name
+    assert s.search("dairy")  # in the descriptions of two tools

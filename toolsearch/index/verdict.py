@@ -11,11 +11,13 @@ import math
 from dataclasses import dataclass, field
 
 from .config import SearchConfig
+from .documents import FIELDS
 from .scoring import Ranked, Scorer
 
 __all__ = ["Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
+_NAME = 1 << FIELDS.index("name")  # the name field's bit in Ranked.fields
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Verdict:
     top_score     the top hit's BM25F score
     matched       the most meaningful query words that one judged hit shares with the query
     groups        which query words each judged hit holds (bit masks), for `distinct_matched`
+    top_fields    the fields in which the top hit holds query words (bit mask, `documents.FIELDS` order)
     """
 
     coverage: float
@@ -35,6 +38,7 @@ class Verdict:
     weights: tuple[float, ...] = field(default=(), repr=False)  # judging weight of each query word
     matched: int = 0
     groups: tuple[int, ...] = field(default=(), repr=False)  # query-word bit mask of each judged hit
+    top_fields: int = 0
 
     def strength(self, n_docs: int) -> float:
         """The top BM25F score in units of the catalog's rarest-term idf, ln(1 + 2N), so that one
@@ -42,7 +46,7 @@ class Verdict:
         rare while every idf is small (two weather tools among ten make "weather" a common word), so the
         unit shrinks with the log of the catalog size below `_STRENGTH_FULL_AT` tools."""
         n = max(n_docs, 2)
-        return self.top_score / (math.log1p(2 * n) * min(1.0, math.log(n) / math.log(_STRENGTH_FULL_AT)))
+        return self.top_score / (math.log1p(2 * n) * _small_catalog_scale(n))
 
     def distinct_matched(self, share: float, n_docs: int) -> int:
         """`matched`, counting only the words whose idf is at least `share` of the rarest term's
@@ -57,10 +61,21 @@ class Verdict:
 
         1. enough of the query is covered: the judged hits hold `min_coverage` of its meaningful
            words (idf-weighted), and the top hit `min_top_coverage`;
-        2. the top tool holds every meaningful word of the query: a match, as good as it gets;
+        2. the top tool holds every meaningful word of the query: a match when its name holds one
+           of them, or when `strength` >= `min_full_strength` (1.0: the weight of one word found
+           in a single tool; scaled down again below 300 tools, where a passing mention is rare
+           evidence in itself);
         3. otherwise the evidence must be deep enough: `strength` >= `min_single_strength`, or
            some judged tool shares at least two distinctive meaningful words with the query (idf at
            least `min_matched_idf` of the rarest term's) and `strength` >= `min_strength`.
+
+        Why a floor for a full match: a request of one meaningful word ("hello", "groceries", "thanks
+        a lot", "are you a robot?") is fully held by whichever tool mentions that word once, deep in a
+        parameter's documentation or among many tools ("groceries" in a purchase-history tool of
+        Seal-Tools: strength 0.43). A tool that serves a one-word request holds it where it weighs:
+        in its name ("read" -> read_inbox, however many tools read), or strongly enough: "version?"
+        -> get_version is 1.02, "what is 2 to the power of 32" -> calculate 1.06; chit-chat and stray
+        words matched at 0.28-0.99 on the calibration data.
 
         Why two words: in a real catalog nearly every sentence shares one word with some tool
         ("run a marathon" -> run_command, "make me a cup of tea" -> makeCoffee, "book a table" ->
@@ -73,24 +88,48 @@ class Verdict:
         Tried on the calibration data and not kept (issue 14): a penalty for query words the catalog
         knows but the top tool lacks (answerable requests miss such words as often), a bar relaxed
         by the top tool's coverage, the margin of the top score over the next (no gain at the same
-        cost to answerable requests), and a strength floor for a top tool holding every word ("how
-        are you doing today" -> a tool mentioning "today"; it also empties one-word lookups of a
-        small catalog that match a parameter's documentation only)."""
+        cost to answerable requests), and a bar growing with the length of the request (answerable
+        long requests do score higher, but BFCL's 5-8-word requests often share only two words with
+        their tool: at the same abstention it lost more of them than a higher `min_strength`). The
+        full-match floor was first tried at a strength near `min_strength` and dropped (it emptied
+        one-word lookups of a small catalog matching a parameter's documentation); at 1.0, with the
+        second calibration set, it costs no answerable request whose tool was in the top 5."""
         if self.coverage < config.min_coverage or self.top_coverage < config.min_top_coverage:
             return False
-        if config.min_strength <= 0 or self.top_coverage >= 0.999:
-            return True
+        if config.min_strength <= 0:
+            return True  # the strength test is off
         strength = self.strength(n_docs)
+        if self.top_coverage >= 0.999:
+            if self.top_fields & _NAME:
+                return True
+            # Scaled down below 300 tools once more: in a catalog of five tools the one tool whose
+            # parameter documentation mentions "recipient" is a match (strength 0.43), in one of
+            # 4,000 a tool that mentions "groceries" in passing (0.43) is not.
+            return strength >= config.min_full_strength * _small_catalog_scale(n_docs)
         return strength >= config.min_single_strength or (
             self.distinct_matched(config.min_matched_idf, n_docs) >= 2 and strength >= config.min_strength)
 
     def overrules_dense(self, config: SearchConfig, n_docs: int) -> bool:
-        """With the hybrid's dense gate: BM25F evidence so strong (`strength` >=
-        `dense_overrule_strength`, enough coverage) that a low cosine must not veto it. Short
-        technical requests embed poorly ("run the test suite with pytest" has cosine 0.23 to
-        run_command) while matching a tool's words squarely."""
-        return (config.dense_overrule_strength > 0 and self.coverage >= config.min_coverage
-                and self.strength(n_docs) >= config.dense_overrule_strength)
+        """With the hybrid's dense gate: BM25F evidence so strong that a low cosine must not veto it
+        (enough coverage, and `strength` >= `dense_overrule_strength`, or some judged tool shares two
+        distinctive words with the query and `strength` >= `dense_overrule_two_words`). Short
+        technical requests and requests full of numbers embed poorly while matching a tool's words
+        squarely: "run the test suite with pytest" has cosine 0.23 to run_command, "how many ounces
+        is 250 grams" 0.11 to convert_units, which shares "ounces" and "grams" with it (strength 1.64).
+        One shared word never overrules below `dense_overrule_strength`: the gate exists for the
+        requests that share one ordinary word with some tool. `dense_overrule_strength` 0 switches
+        every overrule off."""
+        if config.dense_overrule_strength <= 0 or self.coverage < config.min_coverage:
+            return False
+        strength = self.strength(n_docs)
+        return strength >= config.dense_overrule_strength or (
+            0 < config.dense_overrule_two_words <= strength
+            and self.distinct_matched(config.min_matched_idf, n_docs) >= 2)
+
+
+def _small_catalog_scale(n_docs: int) -> float:
+    """1 from `_STRENGTH_FULL_AT` tools up, shrinking with the log of the catalog size below."""
+    return min(1.0, math.log(max(n_docs, 2)) / math.log(_STRENGTH_FULL_AT))
 
 
 def judge(scorer: Scorer, ranked: list[Ranked], judged: int, meaningful: list[str],
@@ -105,6 +144,7 @@ def judge(scorer: Scorer, ranked: list[Ranked], judged: int, meaningful: list[st
         weights=tuple(judging),
         matched=matched_words(ranked[:judged], len(meaningful)),
         groups=tuple(r.groups for r in ranked[:judged]),
+        top_fields=ranked[0].fields if ranked else 0,
     )
 
 

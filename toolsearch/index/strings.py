@@ -5,8 +5,9 @@ vocabulary and the tool names into tuples and a name -> id dictionary took longe
 else an open does. A table is a zero-copy view of the mapped file instead; a string is decoded when
 it is looked at, and a sorted table finds a string by bisection, so no dictionary is built. Plain
 bisection decodes a string per step (~17 at 100k, ~30 µs a lookup); `find` narrows it first by the
-strings' first 8 bytes (`_prefix_keys`), leaving one or two decodes. Iterating decodes everything, for the rare callers that need all of it (an incremental
-update); `selected` decodes only the strings a byte-level filter keeps (the typo-correction table).
+strings' first 8 bytes (`_prefix_keys`), leaving one or two decodes. Iterating decodes everything,
+for the rare callers that need all of it (an incremental update); `selected` decodes only the strings
+a byte-level filter keeps (the words the typo fallback may correct to).
 
 Sorted tables are sorted by UTF-8 bytes, which is the order of Python strings (code points).
 """
@@ -68,8 +69,8 @@ class StringTable(Sequence[str]):
 
     def selected(self, min_bytes: int, max_bytes: int, without: bytes = b"") -> Iterator[str]:
         """The strings of `min_bytes` to `max_bytes` UTF-8 bytes that do not hold the byte `without`,
-        filtered with vectorized passes and only those decoded (the typo table wants ~5% of a vocabulary
-        that is mostly tool-name identifiers: decoding it all cost 0.1 s at 100k tools)."""
+        filtered with vectorized passes and only those decoded (the typo fallback wants ~5% of a
+        vocabulary that is mostly tool-name identifiers: decoding it all cost 0.1 s at 100k tools)."""
         offsets = np.asarray(self._offsets, dtype=np.int64)
         lengths = np.diff(offsets)
         keep = (lengths >= min_bytes) & (lengths <= max_bytes)

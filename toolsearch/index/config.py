@@ -35,15 +35,17 @@ bundled-skill requests and the tune halves of BFCL and Seal-Tools. Unanswerable 
 238, BFCL 158, Seal-Tools 167. The goal: >= 80% abstention, >= 95% answered and Recall@5 equal to the
 rule off, per catalog and engine, with simple rules over per-catalog knobs. Abstention / answerable
 requests that keep hits / their Recall@5 on the calibration sets (benchmarks/abstention.py's measures
-on one tree, 2026-11-23 07:20 UTC; in brackets the rule before: no full-match floor, `min_strength`
-1.1, gate 0.3 overruled at strength 3.0 only; Recall@5 with the rule off: 0.983 / .840 / .913):
+on one tree, 2026-11-23 07:36-07:42 UTC, int8 embeddings; in brackets the rule before: no full-match
+floor, `min_strength` 1.1, gate 0.3 overruled at strength 3.0 only; Recall@5 with the rule off:
+0.983 / .840 / .913):
 
-    bm25f   91% / 94.0% / .931 [89%, 94.0%, .931]  84% / 94.6% / .822 [81%, 95.1%, .824]  86% / 99.3% / .908 [80%, 99.4%, .910]
-    hybrid  96% / 94.8% / .940 [100%, 91.4%, .905] 85% / 95.4% / .867 [87%, 96.0%, .869]  85% / 99.6% / .924 [80%, 99.7%, .925]
+    bm25f   90% / 94.0% / .931 [89%, 94.0%, .931]  84% / 94.7% / .822 [81%, 95.1%, .824]  86% / 99.3% / .908 [80%, 99.4%, .910]
+    hybrid  96% / 94.8% / .940 [100%, 91.4%, .905] 85% / 95.5% / .866 [87%, 96.0%, .869]  85% / 99.6% / .924 [80%, 99.7%, .925]
 
 (bundled skills, BFCL, Seal-Tools.) What moved: the full-match floor (one-word chit-chat and stray
-words held by one tool in passing: Seal-Tools +4 points, costing 4 BFCL answerable requests whose
-tool was not in the top 5 anyway); `min_strength` 1.1 -> 1.2 (+2 BFCL, +2 Seal-Tools; two BFCL
+words held by one tool in passing: Seal-Tools +4 points, costing 3 BFCL answerable requests whose
+tool was not in the top 5 anyway; a word in the top tool's name is exempt, so "read" still finds
+read_inbox among ten reading tools, at the cost of "are you a robot?" -> a robot tool); `min_strength` 1.1 -> 1.2 (+2 BFCL, +2 Seal-Tools; two BFCL
 requests lose a top-5 tool); the gate 0.3 -> 0.32 (+2 Seal-Tools hybrid) with the two-word overrule
 (bundled hybrid answered 91.4% -> 94.8%, Recall@5 .905 -> .940, abstention 100% -> 96%). Still missed
 on calibration: answered >= 95% for both engines on the bundled skills and for BM25F on BFCL, and

@@ -242,6 +242,29 @@ def test_a_failed_int8_export_is_remembered_so_the_next_process_keeps_torch_vect
 
 
 @pytest.mark.embed
+@needs_extra
+def test_an_export_that_loses_a_race_is_not_remembered_as_failed(tmp_path, monkeypatch):
+    # Another process (another model id for the same files) puts its export in place just after ours:
+    # this process embeds with torch once, but the next one must still get int8, not a "failed" marker.
+    real_place = onnx_export._place
+
+    def place_then_lose(work, folder, **kwargs):
+        real_place(work, folder, **kwargs)
+        info = json.loads((folder / "export.json").read_text(encoding="utf-8"))
+        (folder / "export.json").write_text(json.dumps(info | {"model_id": "someone else's"}), encoding="utf-8")
+
+    monkeypatch.setattr(onnx_export, "_place", place_then_lose)
+    monkeypatch.setattr(onnx_export, "_quantize", lambda path: None)  # not what this test is about: faster
+    first = SentenceTransformerEmbedder(cache_dir=tmp_path)  # int8 where ONNX Runtime runs
+    assert first.embed(["what time is it"]).shape == (1, 384)
+    assert first.backend_in_use == "torch" and not first.model_id.endswith(":int8")
+    assert not embedder_module._export_failed(first._source, tmp_path)
+    assert SentenceTransformerEmbedder(cache_dir=tmp_path).model_id.endswith(":int8")  # the next process
+    assert [p.name for p in (tmp_path / "onnx").iterdir()] == [export_folder(first._source, tmp_path,
+                                                                             precision="int8").name]
+
+
+@pytest.mark.embed
 def test_without_onnxruntime_auto_uses_torch_and_onnx_is_an_error(tmp_path, monkeypatch, capfd):
     real = embedder_module.importlib.util.find_spec
     monkeypatch.setattr(embedder_module.importlib.util, "find_spec",

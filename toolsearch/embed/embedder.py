@@ -23,7 +23,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._errors import ConfigError, MissingDependencyError
-from .onnx_files import PRECISIONS, cache_root, export_folder
+from .onnx_files import PRECISIONS, cache_root, discard, export_folder
 from .onnx_runtime import OnnxModel, onnx_runtime_available
 
 __all__ = [
@@ -214,6 +213,7 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._onnx_decided:
                 return self._onnx
+            raced = False
             try:
                 self._onnx = _open_or_export(self._source, self.model_id, self._cache_root, self._load,
                                              precision=self._precision)
@@ -222,12 +222,17 @@ class SentenceTransformerEmbedder:
             except Exception as exc:  # a broken runtime or an untraceable model: torch still works
                 if self._backend == "onnx":
                     raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc
+                from .onnx_export import ExportRaced
+
+                raced = isinstance(exc, ExportRaced)
                 log.warning("embedding with torch: ONNX export of %s failed (%s)", self._source, exc)
             if self._onnx is None and self._auto_precision and self._precision != "float32":
                 # torch's own vectors, under their own model_id; remembered, so that the next process
-                # asks for these vectors from the start instead of re-embedding the catalog
+                # asks for these vectors from the start instead of re-embedding the catalog (not when
+                # the export was sound and only lost a race: the next process will use an export)
                 self._precision = "float32"
-                _remember_failed_export(self._source, self._cache_root)
+                if not raced:
+                    _remember_failed_export(self._source, self._cache_root)
             if self._onnx is None and self._backend == "onnx":
                 raise MissingDependencyError("backend='onnx' (onnxruntime, onnx)", INSTALL_HINT)
             self._onnx_decided = True
@@ -302,6 +307,7 @@ def _open_or_export(source: str, model_id: str, root: Path, load: Any, *, precis
         opened = OnnxModel.open(folder, model_id=model_id, precision=precision)
     except Exception as exc:  # a damaged model file: it is a cache, so export again
         log.warning("re-exporting the damaged ONNX model in %s (%s)", folder, exc)
+        discard(folder)
         opened = None
     if opened is not None:
         return opened
@@ -309,7 +315,8 @@ def _open_or_export(source: str, model_id: str, root: Path, load: Any, *, precis
         return None
     from .onnx_export import export_model
 
-    shutil.rmtree(folder, ignore_errors=True)  # an unreadable or foreign export: replace it
+    # Not deleted here unless damaged: another process may have just put its export there. An export
+    # this process cannot use is replaced by renames once its own is ready (onnx_export._place).
     return export_model(load(), folder, model_id=model_id, precision=precision)
 
 

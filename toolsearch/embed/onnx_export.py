@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from .onnx_files import MODEL_FILE, TOKENIZER_FILE, ExportInfo, write_info
+from .onnx_files import MODEL_FILE, TOKENIZER_FILE, ExportInfo, discard, write_info
 from .onnx_runtime import OnnxModel
 
-__all__ = ["MIN_COSINE", "MIN_COSINE_INT8", "PROBES", "ExportError", "export_model"]
+__all__ = ["MIN_COSINE", "MIN_COSINE_INT8", "PROBES", "ExportError", "ExportRaced", "export_model"]
 
 MIN_COSINE = 0.999
 MIN_COSINE_INT8 = 0.95
@@ -58,6 +58,11 @@ PROBES = (
 
 class ExportError(RuntimeError):
     """The model could not be exported, or its export does not reproduce the torch embeddings."""
+
+
+class ExportRaced(ExportError):
+    """This process's export was sound, but another process put an export this one cannot use (another
+    model id for the same files) in its place meanwhile: nothing is wrong with exporting the model."""
 
 
 def export_model(model: Any, folder: Path, *, model_id: str, precision: str = "float32") -> OnnxModel:
@@ -102,11 +107,7 @@ def export_model(model: Any, folder: Path, *, model_id: str, precision: str = "f
             exported = OnnxModel(work, info)
             _check(model, exported, MIN_COSINE_INT8)
             del exported
-        try:
-            os.rename(work, folder)
-        except OSError:  # someone else's complete export got there first: use that one
-            if not folder.is_dir():
-                raise
+        _place(work, folder, model_id=model_id, precision=precision)
     except ExportError:
         raise
     except Exception as exc:  # tracing an arbitrary model can fail in many ways; torch stays usable
@@ -115,8 +116,30 @@ def export_model(model: Any, folder: Path, *, model_id: str, precision: str = "f
         shutil.rmtree(work, ignore_errors=True)
     opened = OnnxModel.open(folder, model_id=model_id, precision=precision)
     if opened is None:
-        raise ExportError(f"the export in {folder} is not readable")
+        raise ExportRaced(f"another process replaced the export in {folder} meanwhile")
     return opened
+
+
+def _place(work: Path, folder: Path, *, model_id: str, precision: str) -> None:
+    """Move the finished export `work` to `folder` by renames only, so that a process never sees a
+    half-written or half-deleted export: another process's usable export already there is kept; one
+    this process cannot use (damaged, another format or model id) is first renamed aside, then deleted."""
+    try:
+        os.rename(work, folder)
+        return
+    except OSError:
+        if not folder.is_dir():
+            raise
+    try:
+        if OnnxModel.open(folder, model_id=model_id, precision=precision) is not None:
+            return  # someone else's complete export got there first: use that one
+    except Exception:  # noqa: BLE001  # damaged: replaced below like any export this process cannot use
+        pass
+    discard(folder)
+    try:
+        os.rename(work, folder)
+    except OSError:  # a third process placed its export meanwhile: the caller opens whichever is there
+        pass
 
 
 def _encoder(model: Any, names: list[str]) -> Any:

@@ -23,11 +23,14 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXPORT_FORMAT", "PRECISIONS", "ExportInfo", "cache_root", "export_folder", "read_info", "write_info"]
+__all__ = ["EXPORT_FORMAT", "PRECISIONS", "ExportInfo", "cache_root", "discard", "export_folder", "read_info",
+           "write_info"]
 
 EXPORT_FORMAT = 1
 PRECISIONS = ("float32", "int8")
@@ -110,3 +113,17 @@ def read_info(folder: Path) -> ExportInfo | None:
                           precision=str(raw.get("precision") or "float32"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def discard(folder: Path) -> None:
+    """Delete an export folder without a process ever seeing it half-deleted: it is renamed aside
+    first (one atomic step), then deleted. Gone already, or moved by another process: nothing to do."""
+    try:
+        aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}-old-", dir=folder.parent))
+    except OSError:
+        return
+    try:
+        os.replace(folder, aside / "export")
+    except OSError:
+        pass
+    shutil.rmtree(aside, ignore_errors=True)

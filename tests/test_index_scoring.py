@@ -99,6 +99,33 @@ def test_pruning_respects_keep(postings):
     assert all(keep[r.doc] for a in pruned for r in a)
 
 
+@pytest.mark.parametrize("n", [1, 5, 20])
+@pytest.mark.parametrize("every_other", [False, True])
+def test_a_floor_under_the_nth_score_changes_no_ranking(postings, n, every_other):
+    keep = None
+    if every_other:
+        keep = np.ones(postings.n_docs, dtype=bool)
+        keep[::2] = False
+    floored = 0
+    with pytest.MonkeyPatch.context() as m:
+        real = scoring.Scorer.__dict__["_floor"].__func__
+
+        def counting(found, n, keep):
+            nonlocal floored
+            floor = real(found, n, keep)
+            floored += floor > 0
+            return floor
+
+        m.setattr(scoring, "_PRUNE_MIN_POSTINGS", 10**12)  # every posting summed: the floor's path
+        m.setattr(scoring, "_SMALL_POSTINGS", 0)
+        m.setattr(scoring.Scorer, "_floor", staticmethod(counting))
+        with_floor = [scorer(postings).rank(q, n, keep=keep) for q in queries()]
+        m.setattr(scoring.Scorer, "_floor", staticmethod(lambda found, n, keep: 0.0))
+        without = [scorer(postings).rank(q, n, keep=keep) for q in queries()]
+    assert floored > 50  # a positive floor in most rankings, and the same rankings as without it
+    assert with_floor == without
+
+
 @pytest.mark.parametrize("boosts", [[3, 1, 1, 1, 1, 1, 1], [3, 0, 1, 1, 1, 1, 1]])
 def test_new_terms_scored_together_equal_one_at_a_time(postings, boosts):
     """`prepare` scores a query's new words in one pass; each term's arrays must be `_scored`'s bit

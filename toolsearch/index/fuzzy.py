@@ -104,9 +104,8 @@ class _Letters:
     def __init__(self, terms: Iterable[str]):
         if isinstance(terms, StringTable):  # skip identifiers and too short or long terms undecoded
             terms = terms.selected(MIN_LENGTH - 1, 4 * (MAX_TERM_LENGTH + 2), without=b"_")
-        kept = sorted(t for t in terms if MIN_LENGTH - 1 <= len(t) <= MAX_TERM_LENGTH + 2 and "_" not in t)
-        self.rank = {t: i for i, t in enumerate(kept)}  # alphabetical place: breaks ties the same way anywhere
-        self.terms = sorted(kept, key=len)  # stable: alphabetical within a length
+        self.terms = sorted((t for t in terms if MIN_LENGTH - 1 <= len(t) <= MAX_TERM_LENGTH + 2 and "_" not in t),
+                            key=lambda t: (len(t), t))
         lengths = [len(t) for t in self.terms]
         self._start = np.searchsorted(np.asarray(lengths, dtype=np.int64), np.arange(MAX_TERM_LENGTH + 4))
         # One row per letter (summing down 27 rows is 2x faster than across 27 columns), int8: counts
@@ -115,8 +114,8 @@ class _Letters:
 
     def candidates(self, word: str, max_edits: int) -> list[str]:
         """The terms whose length and letter counts allow `max_edits` edits from `word` (all those
-        within that distance among them), closest counts first (then alphabetically), MAX_CANDIDATES
-        at most."""
+        within that distance among them), closest counts first (then shorter, then alphabetically),
+        MAX_CANDIDATES at most."""
         low = min(max(len(word) - max_edits, 0), MAX_TERM_LENGTH + 3)
         high = min(len(word) + max_edits + 1, MAX_TERM_LENGTH + 3)
         lo, hi = int(self._start[low]), int(self._start[high])
@@ -126,9 +125,9 @@ class _Letters:
         np.abs(gap, out=gap)
         gap = np.add.reduce(gap, axis=0, dtype=np.int16)
         near = np.flatnonzero(gap <= 2 * max_edits)
-        terms, rank = self.terms, self.rank
-        found = sorted((int(g), rank[terms[lo + i]], terms[lo + i]) for i, g in zip(near.tolist(), gap[near].tolist()))
-        return [t for _, _, t in found[:MAX_CANDIDATES]]
+        closest = near[np.lexsort((near, gap[near]))[:MAX_CANDIDATES]]  # ties: term order (length, text)
+        terms = self.terms
+        return [terms[lo + i] for i in closest.tolist()]
 
 
 class FuzzyVocabulary:

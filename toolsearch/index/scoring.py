@@ -280,7 +280,8 @@ class Scorer:
             return self._rank_small(found, terms, n, keep)
         all_docs: np.ndarray | None = None
         pruned = None
-        if len(found) > 1 and all(weight > 0 for _, weight, _ in terms):
+        positive = all(weight > 0 for _, weight, _ in terms)  # then every summed score is positive
+        if len(found) > 1 and positive:
             pruned = self._pruned(found, n, keep)
         if pruned is not None:
             docs, scores = pruned
@@ -290,21 +291,20 @@ class Scorer:
         else:
             all_docs = np.concatenate([f[0] for f in found])
             floor = 0.0
-            if self._dense(all_docs.size) and all(weight > 0 for _, weight, _ in terms):
+            if positive and self._dense(all_docs.size):
                 floor = self._floor(found, n, keep)
             docs, scores = self._sum(all_docs, np.concatenate([f[1] for f in found]), floor=floor)
         if keep is not None and pruned is None:
             kept = keep[docs]
             docs, scores = docs[kept], scores[kept]
-        if any(weight <= 0 for _, weight, _ in terms):  # else every summed score is positive
-            positive = scores > 0
-            docs, scores = docs[positive], scores[positive]
+        if not positive:
+            above = scores > 0
+            docs, scores = docs[above], scores[above]
         if not docs.size:
             return []
         if docs.size > n:
             # keep a superset of the top n by score; ties at the edge are resolved below
-            threshold = np.partition(scores, docs.size - n)[docs.size - n]
-            edge = scores >= threshold
+            edge = scores >= _nth_largest(scores, n)
             docs, scores = docs[edge], scores[edge]
         order = np.lexsort((docs, -scores))[:n]
         top, best = docs[order], scores[order]
@@ -384,7 +384,7 @@ class Scorer:
             return None
         # (1 + 1e-6): a weighted contribution is rounded to float32, its largest times the weight is not
         bound = sum(f[4] for f in common) * (1.0 + 1e-6)
-        floor = float(np.partition(scores, docs.size - n)[docs.size - n])
+        floor = float(_nth_largest(scores, n))
         if bound >= floor:
             return None
         docs, scores = self._contenders(docs, scores, floor, bound)
@@ -424,7 +424,7 @@ class Scorer:
             contrib = contrib[keep[docs]]
             if contrib.size < n:
                 return 0.0
-        return float(np.partition(contrib, contrib.size - n)[contrib.size - n])
+        return float(_nth_largest(contrib, n))
 
     def _sum(self, docs: np.ndarray, contrib: np.ndarray, *, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """(docs ascending, summed score) over every doc in `docs` (one entry per term and doc); with a
@@ -481,6 +481,11 @@ class Scorer:
                          [f[0].size for f in few])
         np.bitwise_or.at(groups, slot, bits[hit])
         return fields, groups
+
+
+def _nth_largest(values: np.ndarray, n: int) -> Any:
+    """The `n`-th largest of `values` (which has at least `n`), by one partition."""
+    return np.partition(values, values.size - n)[values.size - n]
 
 
 def _bisected(sorted_docs: np.ndarray, needles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -36,7 +36,8 @@ def test_long_vocabulary_terms_are_left_out():
     vocab = FuzzyVocabulary(["weather", "x" * 5000])
     assert vocab.corrections("wether", 1) == [("weather", 1)]
     assert vocab.corrections("x" * 4999, 2) == []
-    assert all(len(term) <= MAX_TERM_LENGTH + 2 for term in vocab._scan().terms)
+    table = vocab._scan()
+    assert all(len(table.vocab[i]) <= MAX_TERM_LENGTH + 2 for i in table.ids)
 
 
 def _shared_deletion(word: str, term: str, edits: int) -> bool:
@@ -77,11 +78,32 @@ def test_corrections_still_work_at_the_length_limit():
     assert vocab.corrections(word[:-1] + "z", 2) == [(word, 1)]
 
 
+def test_the_index_saves_the_typo_table_and_a_reopened_searcher_reads_it(tmp_path, monkeypatch):
+    import json
+
+    from toolsearch.index import Searcher, fuzzy
+
+    catalog = tmp_path / "tools.jsonl"
+    catalog.write_text("".join(json.dumps({"name": n, "description": d}) + "\n" for n, d in (
+        ("get_weather", "current weather forecast for a city"), ("convert_currency", "convert an amount of money"))))
+    built = Searcher.from_path(catalog, tmp_path / "ix")
+    scanned = fuzzy.TypoTable.of_vocabulary(built._state.scorer.postings.vocab)
+
+    def no_scan(vocab):
+        raise AssertionError("a reopened index must not scan its vocabulary for typos")
+
+    monkeypatch.setattr(fuzzy.TypoTable, "of_vocabulary", staticmethod(no_scan))
+    again = Searcher.from_path(catalog, tmp_path / "ix")
+    table = again._state.fuzzy._scan()
+    assert (table.ids == scanned.ids).all() and (table.counts == scanned.counts).all()
+    assert [h.name for h in again.search("wether forcast", 1)] == ["get_weather"]
+
+
 def test_a_string_table_vocabulary_gives_the_same_corrections_as_a_list():
     from toolsearch.index.strings import StringTable, pack
 
     words = sorted(["weather", "whether", "forecast", "get_weather", "x" * 40, "temperature", "temperatures", "naïveté"])
     listed, tabled = FuzzyVocabulary(words), FuzzyVocabulary(StringTable(*pack(words)))
-    assert listed._scan().terms == tabled._scan().terms
+    assert (listed._scan().ids == tabled._scan().ids).all()
     assert (listed._scan().counts == tabled._scan().counts).all()
     assert tabled.corrections("wether", 1) == listed.corrections("wether", 1) == [("weather", 1), ("whether", 1)]

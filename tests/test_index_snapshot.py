@@ -73,6 +73,27 @@ def test_reopen_serves_the_snapshot_without_loading(jsonl, tmp_path, monkeypatch
     assert "nope" not in again.catalog and again.catalog.get("nope") is None
 
 
+def test_a_search_decodes_no_tool_until_a_hit_is_read(jsonl, tmp_path):
+    import copy
+    import dataclasses
+    import pickle
+
+    Searcher.from_path(jsonl, tmp_path / "ix")
+    again = Searcher.from_path(jsonl, tmp_path / "ix")
+    tools = again.catalog.tools
+    hit = again.search("weather in a city")[0]
+    assert (hit.name, hit.skill, hit.matched) == ("get_weather", "weather", ("name", "description", "skill"))
+    assert tools._built == [None, None]  # names, scores and skills only: nothing decoded
+    assert hit.tool is tools["get_weather"] and hit.description == "current weather for a city"
+    assert sum(t is not None for t in tools._built) == 1
+    # a hit passed on carries its tool: copied, pickled or replaced
+    fresh = again.search("weather in a city")[0]
+    for other in (copy.copy(fresh), copy.deepcopy(fresh), pickle.loads(pickle.dumps(fresh)),
+                  dataclasses.replace(fresh, score=1.0)):
+        assert other.tool == hit.tool and other.name == "get_weather"
+    assert fresh == hit
+
+
 def test_skills_folder_round_trips_every_value(tmp_path, monkeypatch):
     skills = tmp_path / "skills"
     skills.mkdir()

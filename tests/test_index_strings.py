@@ -54,4 +54,5 @@ def test_selected_keeps_what_a_python_filter_keeps():
     table = StringTable(*pack(words))
     for low, high, without in ((0, 1000, b""), (5, 136, b"_"), (2, 6, b"_"), (7, 7, b"")):
         expected = [w for w in words if low <= len(w.encode()) <= high and not (without and without.decode() in w)]
-        assert list(table.selected(low, high, without)) == expected
+        assert [t for _, t in table.selected(low, high, without)] == expected
+        assert all(table[i] == t for i, t in table.selected(low, high, without))

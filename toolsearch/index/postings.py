@@ -24,8 +24,10 @@ Raw counts are stored, and boosts, k1 and b are applied when a searcher opens th
 them never needs a rebuild. The index store also saves every word's postings scored for the default
 configuration (`Scored`, ~9 bytes per (word, tool) pair): a searcher with that configuration reads a
 word's scores from the mapped file the first time it is searched instead of scoring its rows.
-An incremental update drops the rows of the changed skills' tools and appends freshly analyzed ones
-(`replace_skills`); the store then scores every word again.
+It also saves the typo fallback's table of the vocabulary (`fuzzy.TypoTable`: the correctable words'
+ids and letter counts, ~31 bytes each), which a first correction would otherwise make by scanning the
+vocabulary. An incremental update drops the rows of the changed skills' tools and appends freshly
+analyzed ones (`replace_skills`); the store then makes both again.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .fuzzy import TypoTable
 from .strings import StringTable, pack
 
 __all__ = ["Doc", "Postings", "Scored"]
@@ -55,6 +58,7 @@ MAGIC = b"toolsearch postings 2\n"
 _ALIGN = 64
 _ARRAYS = ("starts", "doc", "field", "tf", "lengths", "skill_of")
 _STRINGS = ("vocab", "names", "skill_names")
+_TYPO = ("typo_ids", "typo_counts", "typo_start")
 
 
 def _aligned(n: int) -> int:
@@ -97,6 +101,7 @@ class Postings:
     tf: np.ndarray  # uint16 (or uint32) [rows]
     lengths: np.ndarray  # float32 [docs, fields]
     scored: Scored | None = None  # see `Scored`: written by the index store, for its default config
+    typo: TypoTable | None = None  # the typo fallback's table of `vocab`, written by the index store
 
     @property
     def n_docs(self) -> int:
@@ -208,6 +213,8 @@ class Postings:
         scored = self.scored
         if scored is not None:
             arrays |= dict(zip(_SCORED, (scored.starts, scored.doc, scored.contrib, scored.bits, scored.peak)))
+        if self.typo is not None:
+            arrays |= dict(zip(_TYPO, (self.typo.ids, self.typo.counts, self.typo.start)))
         for name in _STRINGS:
             blob, offsets = pack(getattr(self, name))
             arrays[name] = np.frombuffer(blob, dtype=np.uint8)
@@ -267,6 +274,8 @@ class Postings:
         vocab, names, skill_names = (StringTable(arrays.pop(n), arrays.pop(f"{n}_offsets")) for n in _STRINGS)
         scored = _read_scored(header.get("scored_params"), [arrays.pop(n, None) for n in _SCORED], len(vocab),
                          len(names))
+        typo_arrays = [arrays.pop(n, None) for n in _TYPO]  # absent from files of earlier versions
+        typo = None if any(a is None for a in typo_arrays) else TypoTable(vocab, *typo_arrays)
         skill_of, starts = arrays["skill_of"], arrays["starts"]
         n, rows = len(names), arrays["doc"].size
         if (set(arrays) != set(_ARRAYS) or arrays["lengths"].shape != (n, n_fields)
@@ -276,7 +285,7 @@ class Postings:
                 or (n and (skill_of.min() < 0 or skill_of.max() >= len(skill_names)))
                 or (rows and arrays["doc"].max() >= n)):
             raise ValueError(f"inconsistent arrays for {n_fields} fields")
-        return cls(vocab, names, skill_names, **arrays, scored=scored)
+        return cls(vocab, names, skill_names, **arrays, scored=scored, typo=typo)
 
 
 def _read_scored(params: Any, arrays: list[np.ndarray | None], terms: int, docs: int) -> Scored | None:

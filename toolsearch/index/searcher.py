@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._errors import ConfigError, SkillError
-from ..catalog.hits import Hit
+from ..catalog.hits import Hit, ToolRef
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
 from .analysis import is_cjk, query_terms, split_clauses
@@ -79,12 +79,6 @@ class _State:
     def doc_ids(self) -> dict[str, int]:
         """Tool name -> doc number in the postings (built on the first filtered search)."""
         return {name: i for i, name in enumerate(self.scorer.postings.names)}
-
-    @cached_property
-    def doc_tools(self) -> dict[int, Tool]:
-        """Doc number -> its Tool, remembered as hits are built: a tool found again skips decoding its
-        name and looking it up in the catalog (a lazy snapshot catalog bisects its name table)."""
-        return {}
 
     @cached_property
     def allow_masks(self) -> dict[Any, np.ndarray]:
@@ -221,7 +215,7 @@ class Searcher:
     def _make_state(self, catalog: Catalog, postings: Postings) -> _State:
         scorer = Scorer(postings, boosts=self.config.field_boosts(), b=self.config.field_bs(),
                         k1=self.config.k1)
-        return _State(catalog, scorer, FuzzyVocabulary(postings.vocab))
+        return _State(catalog, scorer, FuzzyVocabulary(postings.vocab, postings.typo))
 
     # --- following the registry --------------------------------------------------------------------
 
@@ -539,18 +533,17 @@ class Searcher:
 
     @staticmethod
     def _hits(state: _State, ranked: list[Ranked]) -> list[Hit]:
-        known = state.doc_tools
+        """Hits of `ranked`, each tool looked up only when read (`ToolRef`: callers of a search mostly
+        read names and scores), in this state's catalog: the one the ranking came from."""
+        postings, tools = state.scorer.postings, state.catalog.tools
+        names, skill_names, skill_of = postings.names, postings.skill_names, postings.skill_of
         hits = []
         for r in ranked:
-            tool = known.get(r.doc)
-            if tool is None:
-                tool = state.catalog.tools.get(state.scorer.postings.names[r.doc])
-                if tool is None:  # cannot happen while index and catalog are swapped together
-                    continue
-                known[r.doc] = tool  # one dict assignment: racing threads store the same tool
             matched = _MATCHED.get(r.fields)
             if matched is None:
                 matched = tuple(f for i, f in enumerate(FIELDS) if r.fields >> i & 1)
-            hits.append(Hit(tool.name, round(r.score, 6), tool.skill, matched, tool))
+            name = names[r.doc]
+            hits.append(Hit(name, round(r.score, 6), skill_names[int(skill_of[r.doc])], matched,
+                            ToolRef(tools, name)))  # type: ignore[arg-type]
         return hits
 

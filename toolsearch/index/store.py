@@ -311,7 +311,7 @@ class IndexStore:
                 from tqdm import tqdm
 
                 docs = tqdm(docs, total=len(catalog), desc="indexing tools", unit="tool")
-            postings = _with_scores(whoosh_store.write_new(tmp, docs))
+            postings = _with_search_tables(whoosh_store.write_new(tmp, docs))
             postings.save(tmp / f"postings-{token}.bin")
             os.rename(tmp, self.path / f"gen-{token}")
         except BaseException:
@@ -331,7 +331,7 @@ class IndexStore:
         names = removed | {s.name for s in changed}
         docs = list(catalog_docs(changed))
         whoosh_store.replace_skills(generation, names, docs)
-        postings = _with_scores(postings.replace_skills(names, docs))
+        postings = _with_search_tables(postings.replace_skills(names, docs))
         new_file = f"postings-{secrets.token_hex(4)}.bin"
         postings.save(generation / new_file)
         self._publish(catalog, manifest["generation"], new_file, built=manifest.get("built"))
@@ -373,15 +373,17 @@ class IndexStore:
                 os.close(fd)
 
 
-def _with_scores(postings: Postings) -> Postings:
-    """`postings` with every word's postings scored for the default search configuration, to be saved
-    along (see `postings.Scored`). An update scores everything again: adding or removing a tool moves
-    every word's idf and the average field lengths."""
+def _with_search_tables(postings: Postings) -> Postings:
+    """`postings` with what searches read from the saved file rather than compute: every word's
+    postings scored for the default search configuration (see `postings.Scored`; an update scores
+    everything again, since adding or removing a tool moves every word's idf and the average field
+    lengths) and the typo fallback's table of the vocabulary (`fuzzy.TypoTable`)."""
     from dataclasses import replace
 
     from .config import SearchConfig
+    from .fuzzy import TypoTable
     from .scoring import score_all
 
     config = SearchConfig()
     return replace(postings, scored=score_all(postings, boosts=config.field_boosts(), b=config.field_bs(),
-                                              k1=config.k1))
+                                              k1=config.k1), typo=TypoTable.of_vocabulary(postings.vocab))

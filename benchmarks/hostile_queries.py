@@ -5,9 +5,8 @@
 Each query is cut to `SearchConfig.max_query_chars` (4,096) by the searcher, as a model's `tool_search`
 or a prefetched user message would be. Before the typo-fallback bound (index/fuzzy.py MAX_TERM_LENGTH)
 one 1,600-letter word took 41 s and 2 GB; the target is well under 100 ms per search. Prints one line per
-query shape: the worst and median of several repeats, after one warm-up search (which builds the lazy
-letter counts of the vocabulary, as the first correcting search of a process does; its time is printed
-separately).
+query shape: the worst and median of several repeats, after one warm-up search (the first correcting
+search of the process, timed apart: it reads the typo table the index store saved, fuzzy.TypoTable).
 """
 
 from __future__ import annotations
@@ -48,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         searcher = Searcher(skills_of(tools), index_dir=tmp)
         started = time.perf_counter()
-        searcher.search("creat invoise for custmer")  # makes the vocabulary's letter counts (lazy)
-        print(f"{len(tools)} tools; first correcting search (makes the letter counts): "
+        searcher.search("creat invoise for custmer")
+        print(f"{len(tools)} tools; first correcting search of the process: "
               f"{(time.perf_counter() - started) * 1000:.0f} ms")
         for label, query in _queries().items():
             times = []

@@ -4,7 +4,7 @@ Candidates are found by counting letters, without a table of misspellings. An ed
 letter counts by at most 2 in all (a substitution takes one letter away and adds another; an insertion or
 deletion changes one count; swapping neighbours changes none), so a vocabulary term within `k` edits
 has a length within `k` and letter counts within `2k` of the query word's. That filter runs over a
-compact array of every correctable term's length and letter counts (`TypoTable`: 27 bytes per term,
+compact table of every correctable term's length and letter counts (`TypoTable`: 31 bytes per term,
 saved with the index), and the exact Damerau-Levenshtein distance
 (optimal string alignment) is computed for the few terms it keeps.
 
@@ -151,15 +151,15 @@ class FuzzyVocabulary:
         """Without a stored `table` of `vocab`, it is scanned on the first correction (most searchers
         never need one)."""
         self._vocab = vocab
-        self._letters = table
+        self._table = table
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, int], list[tuple[str, int]]] = OrderedDict()
 
     def _scan(self) -> TypoTable:
         with self._lock:
-            if self._letters is None:
-                self._letters = TypoTable.of_vocabulary(self._vocab)
-            return self._letters
+            if self._table is None:
+                self._table = TypoTable.of_vocabulary(self._vocab)
+            return self._table
 
     def corrections(self, term: str, max_edits: int) -> list[tuple[str, int]]:
         """Vocabulary terms within `max_edits` of `term` (itself excluded), closest first."""

@@ -68,9 +68,9 @@ class StringTable(Sequence[str]):
         return (str(blob[a:b], "utf-8") for a, b in zip(offsets, offsets[1:]))
 
     def selected(self, min_bytes: int, max_bytes: int, without: bytes = b"") -> Iterator[tuple[int, str]]:
-        """(index, string) of the strings of `min_bytes` to `max_bytes` UTF-8 bytes that do not hold the byte `without`,
-        filtered with vectorized passes and only those decoded (the typo fallback wants ~5% of a
-        vocabulary that is mostly tool-name identifiers: decoding it all cost 0.1 s at 100k tools)."""
+        """(index, string) of the strings of `min_bytes` to `max_bytes` UTF-8 bytes that do not hold the
+        byte `without`, filtered with vectorized passes and only those decoded (the typo fallback wants
+        ~5% of a vocabulary that is mostly tool-name identifiers: decoding it all cost 0.1 s at 100k)."""
         offsets = np.asarray(self._offsets, dtype=np.int64)
         lengths = np.diff(offsets)
         keep = (lengths >= min_bytes) & (lengths <= max_bytes)

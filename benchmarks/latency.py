@@ -62,6 +62,7 @@ PERSISTED = ("bm25f", "hybrid", "bm25s")  # engines with a build phase and an in
 PROCESS_REPEATS = 3  # whole search processes timed per engine and size (the median is reported)
 WARM_RUNS = 3  # open-and-search processes per engine and size for the compared engines (pooled)
 COMPARED = ("bm25f", "bm25s")  # the engines issue 15's targets compare
+_PER_SEARCH = ("timings_ms", "steady_ms")  # a worker's per-search times: pooled, then dropped
 WORKER_TIMEOUT_S = 1800
 # Issue 15: toolsearch's bm25f at most this many times bm25s, measured in the same run.
 TARGETS: tuple[tuple[str, int, float, str], ...] = (
@@ -130,8 +131,8 @@ def measure(engine: str, catalog: Path, queries: Path, workdir: Path, n: int, *,
             return out
     out |= _worker("open", engine, catalog, workdir, "--queries-file", str(queries), "--queries", str(n))
     out["warm_runs"] = [_run_figures(out)] if "error" not in out else []
-    out.pop("timings_ms", None)
-    out.pop("steady_ms", None)
+    for key in _PER_SEARCH:
+        out.pop(key, None)
     if "error" not in out:
         out["process_s"] = _process_s(engine, catalog, workdir, query, repeats)
     out["reopen_s"] = out.get("open_s")  # the key earlier results (and targets.py) use
@@ -141,8 +142,7 @@ def measure(engine: str, catalog: Path, queries: Path, workdir: Path, n: int, *,
 def _run_figures(run: dict[str, Any]) -> dict[str, Any]:
     """What one open-and-search process measured, kept per run (its timings are pooled, not kept)."""
     figures = ("pid", "open_s", "p50_ms", "p99_ms", "steady_p50_ms", "steady_p99_ms", "peak_rss_mb")
-    return {k: run[k] for k in figures if k in run} | {
-        "timings_ms": run.get("timings_ms", []), "steady_ms": run.get("steady_ms", [])}
+    return {k: run[k] for k in figures if k in run} | {key: run.get(key, []) for key in _PER_SEARCH}
 
 
 def pool_warm_runs(run: dict[str, Any], extra: list[dict[str, Any]]) -> None:
@@ -201,8 +201,8 @@ def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | 
                                 n_queries, 1 if quick else WARM_RUNS)
     for r in result["runs"]:  # the timings were for pooling: the file keeps each run's figures
         for w in r.get("warm_runs", []):
-            w.pop("timings_ms", None)
-            w.pop("steady_ms", None)
+            for key in _PER_SEARCH:
+                w.pop(key, None)
     result["targets"] = check_targets(result)
     from .interceptor_bench import overhead  # issue 9: per create(), set-up inside the clock
 

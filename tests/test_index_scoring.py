@@ -1,8 +1,11 @@
-"""Scorer.rank: the pruned (MaxScore) and sparse paths rank exactly as summing every posting does."""
+"""Scorer.rank: the pruned (MaxScore), sparse, plain-Python and compiled paths rank exactly as summing
+every posting does. The numpy paths are tested with the compiled one switched off (`numpy_only`)."""
 
 from __future__ import annotations
 
 import random
+import shutil
+import sysconfig
 
 import numpy as np
 import pytest
@@ -42,9 +45,27 @@ def queries(seed: int = 5) -> list[list[tuple[str, float, int]]]:
     return out
 
 
+def mixed_cases(n_docs: int, seed: int) -> tuple[Postings, list[tuple[list, np.ndarray | None]]]:
+    """A catalog and (query, keep) cases: every query of `queries` as is and with some weights turned
+    down, to zero or negative, each with no keep mask and with one keeping ~70% of the docs."""
+    p = catalog(n_docs, seed=7)
+    rng = random.Random(seed)
+    keep = np.array([rng.random() < 0.7 for _ in range(n_docs)])
+    weighted = [[(t, rng.choice([1.0, 0.5, 0.0, -0.3]) if rng.random() < 0.2 else w, g) for t, w, g in q]
+                for q in queries()]
+    return p, [(q, k) for q in queries() + weighted for k in (None, keep)]
+
+
 @pytest.fixture(scope="module")
 def postings() -> Postings:
     return catalog(1000)
+
+
+@pytest.fixture(autouse=True)
+def numpy_only(request, monkeypatch):
+    """Every test here ranks with numpy alone unless it asks for the compiled loop (`compiled` mark)."""
+    if "compiled" not in request.keywords:
+        monkeypatch.setattr(scoring, "_compiled", None)
 
 
 def ranked_both_ways(p: Postings, n: int, keep=None) -> tuple[list, list, int, int]:
@@ -149,12 +170,7 @@ def test_small_rankings_in_python_equal_the_vectorized_ones(n_docs, n):
     """Few postings are ranked in plain Python (`_rank_small`): the same docs, scores to the last bit,
     field and word masks and order as the numpy path, with a keep mask, down-weighted, zero and
     negative weights, ties, and a catalog small enough that the numpy path sums over all its docs."""
-    p = catalog(n_docs, seed=7)
-    rng = random.Random(11)
-    keep = np.array([rng.random() < 0.7 for _ in range(n_docs)])
-    weighted = [[(t, rng.choice([1.0, 0.5, 0.0, -0.3]) if rng.random() < 0.2 else w, g) for t, w, g in q]
-                for q in queries()]
-    cases = [(q, k) for q in queries() + weighted for k in (None, keep)]
+    p, cases = mixed_cases(n_docs, seed=11)
     small, vectorized = [], []
     with pytest.MonkeyPatch.context() as m:
         for limit, out in ((10**9, small), (0, vectorized)):
@@ -188,3 +204,73 @@ def test_vocabulary_lookup_by_prefix_equals_bisection(tmp_path):
     for w in probes:
         assert s.term_id(w) == find_sorted(plain, w) == find_sorted(p.vocab, w), w
     assert all(s.term_id(w) is not None for w in words)
+
+
+def _compiler() -> str | None:
+    return shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0])
+
+
+def test_the_compiled_ranking_is_built_where_a_compiler_is():
+    """setup.py builds `_rank` as an optional extension: an install without a C compiler still works
+    (numpy alone), but where a compiler is present a missing extension is a build failure to see."""
+    if _compiler() is None:
+        pytest.skip("no C compiler: rankings run on numpy alone")
+    from toolsearch.index import _rank  # noqa: F401  (ImportError: the build failed)
+
+
+compiled_only = pytest.mark.skipif(
+    getattr(__import__("toolsearch.index.scoring").index.scoring, "_compiled") is None,
+    reason="the optional extension toolsearch.index._rank is not built")
+
+
+@compiled_only
+@pytest.mark.compiled
+@pytest.mark.parametrize("n_docs", [60, 1000])
+@pytest.mark.parametrize("n", [1, 5, 50])
+def test_compiled_rankings_equal_the_numpy_ones(n_docs, n):
+    """The compiled loop (_rank.c) gives the numpy paths' answer bit for bit: the same docs, scores,
+    field and word masks, order and types, with a keep mask, down-weighted, zero and negative weights,
+    ties, and both a small catalog (the numpy path sums over all its docs) and a larger one."""
+    p, cases = mixed_cases(n_docs, seed=13)
+    compiled = [scorer(p).rank(q, n, keep=k) for q, k in cases]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(scoring, "_compiled", None)
+        for limit in (10**9, 0):  # plain Python, then numpy
+            m.setattr(scoring, "_SMALL_POSTINGS", limit)
+            s = scorer(p)
+            assert [s.rank(q, n, keep=k) for q, k in cases] == compiled
+    assert sum(map(len, compiled)) > len(cases) // 2  # not all empty
+    assert {type(r) for ranking in compiled for r in ranking} == {scoring.Ranked}
+    assert {tuple(map(type, r)) for ranking in compiled for r in ranking} == {(int, float, int, int)}
+
+
+@compiled_only
+@pytest.mark.compiled
+def test_compiled_ranking_rejects_bad_arrays_and_keeps_its_scratch_clean(postings):
+    """Arrays of the wrong type or length, or a doc out of range, raise instead of reading out of
+    bounds, and the scratch arrays are zero again afterwards: the next ranking is still exact."""
+    from toolsearch.index import _rank
+
+    s = scorer(postings)
+    query = queries()[3]
+    expected = s.rank(query, 10)
+    n = postings.n_docs
+    scratch = s._scratch
+    docs = np.arange(5, dtype=np.int32)
+    good = (docs, np.ones(5, np.float32), np.ones(5, np.uint8), 1, 1.0)
+    bad = {
+        TypeError: [(docs.astype(np.int64),) + good[1:], (docs, np.ones(5, np.float64)) + good[2:],
+                    (docs, good[1], np.ones(5, np.int32)) + good[3:], good[:3]],
+        ValueError: [(np.array([0, 1, n], np.int32), np.ones(3, np.float32), np.ones(3, np.uint8), 1),
+                     (docs, np.ones(4, np.float32)) + good[2:]],
+    }
+    for error, terms in bad.items():
+        for term in terms:
+            with pytest.raises(error):
+                _rank.rank(scoring.Ranked, [good, term], 10, None, False, True, *scratch)
+            assert not any(a.any() for a in scratch[:3])  # (the 4th only lists docs: not read back)
+    with pytest.raises(ValueError, match="keep"):
+        _rank.rank(scoring.Ranked, [good], 10, np.ones(n - 1, bool), False, True, *scratch)
+    with pytest.raises(TypeError, match="tuple type"):
+        _rank.rank(dict, [good], 10, None, False, True, *scratch)
+    assert s.rank(query, 10) == expected

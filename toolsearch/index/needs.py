@@ -6,7 +6,7 @@ decides which of them are needs (`Searcher._with_clauses`).
 
 from __future__ import annotations
 
-from .scoring import Ranked
+from .scoring import Ranked, _ranked
 
 __all__ = ["allocate", "budget", "fuse", "round_robin"]
 
@@ -22,19 +22,19 @@ def fuse(ranked: list[Ranked], clause_rankings: list[list[Ranked]], weight: floa
     whole request's own score breaks the tie, then the order they were found in (whole request first,
     clauses in order)."""
     best = {r.doc: r for r in ranked}
-    whole = {r.doc: r.score for r in ranked}
     top = ranked[0].score
     for sub in clause_rankings:
         scale = weight * top / sub[0].score
-        for r in sub:
-            seen = best.get(r.doc)
-            score = r.score * scale
+        for doc, score, fields, _ in sub:
+            score *= scale
+            seen = best.get(doc)
             if seen is None:
-                best[r.doc] = Ranked(r.doc, score, r.fields, 0)
+                best[doc] = _ranked((doc, score, fields, 0))
             elif score > seen.score:
-                best[r.doc] = Ranked(r.doc, score, r.fields | seen.fields, seen.groups)
-    found = {doc: i for i, doc in enumerate(best)}
-    fused = sorted(best.values(), key=lambda r: (-r.score, -whole.get(r.doc, 0.0), found[r.doc]))
+                best[doc] = _ranked((doc, score, fields | seen.fields, seen.groups))
+    whole = {r.doc: r.score for r in ranked}.get
+    # sorted() is stable: equal keys stay in the order they were found in (`best` keeps it)
+    fused = sorted(best.values(), key=lambda r: (-r.score, -whole(r.doc, 0.0)))
     return fused, best
 
 

@@ -31,6 +31,10 @@ their doc lists (`_pruned`); else everything is summed.
 
 Scores are summed in float64 (each term's contribution is float32): the sum does not depend on the
 order of a query's terms beyond the last float64 bit, and equal docs tie exactly.
+
+Where the optional extension `_rank` is built (setup.py; it needs a C compiler at install), a ranking
+that is not pruned is one call to it instead (same result bit for bit, see _rank.c): the numpy path's
+~40 calls per ranking, not its postings, set the latency of a long request at 10k tools.
 """
 
 from __future__ import annotations
@@ -44,6 +48,11 @@ import numpy as np
 
 from .postings import Postings, Scored
 from .strings import find_sorted
+
+try:
+    from . import _rank as _compiled  # optional (setup.py): rankings fall back to numpy without it
+except ImportError:  # pragma: no cover - depends on the install
+    _compiled = None
 
 __all__ = ["Ranked", "Scorer", "score_all", "scored_params"]
 
@@ -71,7 +80,7 @@ def score_all(postings: Postings, *, boosts: Sequence[float], b: Sequence[float]
     starts = np.zeros(terms + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     return Scored(scored_params(boosts, b, k1), starts, doc.astype(np.int32, copy=False), contrib,
-                  bits.astype(np.uint8), np.asarray(peaks, dtype=np.float32))
+                  bits, np.asarray(peaks, dtype=np.float32))
 
 
 class Ranked(NamedTuple):
@@ -125,6 +134,7 @@ class Scorer:
         self._ids: dict[str, int | None] = {}  # term -> id, remembered (bisection decodes strings)
         self._postings: dict[str, _Term | tuple[()]] = {}
         self._idfs: dict[str, float] = {}
+        self._scratch: tuple[np.ndarray, ...] | None = None  # the compiled ranking's, made on first use
 
     def _term_postings(self, term: str) -> _Term | tuple[()]:
         """`_scored` by term text, () for a term no doc contains; remembered (bounded) for `rank`."""
@@ -189,7 +199,7 @@ class Scorer:
         weighted = self._boost.take(field)
         weighted *= tf
         weighted /= self._norm.reshape(-1).take(at)
-        bits = _FIELD_BITS.take(field)
+        bits = _FIELD_BITS.take(field)  # then uint8 below: as the index stores them (7 fields)
         if doc.size > 1:
             # Merge the rows of one doc (one per field): the per-field sum of BM25F.
             first = np.empty(doc.size, dtype=bool)
@@ -215,7 +225,7 @@ class Scorer:
         present = np.asarray(counts) > 0
         maxima = iter(np.maximum.reduceat(contrib, firsts[present]).tolist() if present.any() else ())
         peaks = [next(maxima) if count else 0.0 for count in counts]
-        return doc, contrib, bits, counts, peaks
+        return doc, contrib, bits.astype(np.uint8), counts, peaks
 
     def term_id(self, term: str) -> int | None:
         """The term's row in the postings, or None when no tool contains it."""
@@ -276,13 +286,14 @@ class Scorer:
         found = self._gather(terms)
         if not found:
             return []
-        if sum(f[0].size for f in found) <= _SMALL_POSTINGS:
+        postings = sum(f[0].size for f in found)
+        positive = all(weight > 0 for _, weight, _ in terms)  # then every summed score is positive
+        pruned = self._pruned(found, n, keep) if len(found) > 1 and positive else None
+        if pruned is None and _compiled is not None:
+            return self._rank_compiled(found, n, keep, positive, postings)
+        if postings <= _SMALL_POSTINGS:
             return self._rank_small(found, terms, n, keep)
         all_docs: np.ndarray | None = None
-        pruned = None
-        positive = all(weight > 0 for _, weight, _ in terms)  # then every summed score is positive
-        if len(found) > 1 and positive:
-            pruned = self._pruned(found, n, keep)
         if pruned is not None:
             docs, scores = pruned
         elif len(found) == 1:
@@ -310,6 +321,18 @@ class Scorer:
         top, best = docs[order], scores[order]
         fields, groups = self._masks(top, all_docs, found)
         return list(map(_ranked, zip(top.tolist(), best.tolist(), fields.tolist(), groups.tolist())))
+
+    def _rank_compiled(self, found: list[tuple[Any, ...]], n: int, keep: np.ndarray | None, positive: bool,
+                       postings: int) -> list[Ranked]:
+        """`rank` by the compiled loop (_rank.c), with the same result bit for bit: a doc summing to 0
+        is dropped where the numpy path sums over a catalog-sized array (as `_rank_small` does)."""
+        scratch = self._scratch
+        if scratch is None:
+            n_docs = self.n_docs
+            scratch = self._scratch = (np.zeros(n_docs, np.float64), np.zeros(n_docs, np.uint8),
+                                       np.zeros(n_docs, np.uint64), np.zeros(n_docs, np.int32))
+        drop_zero = len(found) > 1 and self._dense(postings)
+        return _compiled.rank(Ranked, found, n, keep, drop_zero, positive, *scratch)
 
     def _rank_small(self, found: list[tuple[Any, ...]], terms: Sequence[tuple[str, float, int]], n: int,
                     keep: np.ndarray | None) -> list[Ranked]:

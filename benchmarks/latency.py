@@ -268,6 +268,10 @@ def markdown(result: dict[str, Any]) -> str:
              "the process that opened and searched (bm25s' holds the catalog rows too); p50, p99: each "
              "query timed once; steady: each query's fastest of 3 back-to-back repeats, the engine's own "
              "cost without the machine's pauses."]
+    loops = sorted({r["ranking"] for r in result["runs"] if "ranking" in r})
+    if loops:
+        parts.append(f"toolsearch's ranking loop: {' and '.join(loops)} (compiled: the optional `_rank` "
+                     "extension, built at install where a C compiler is; numpy without it).")
     checks = result.get("targets") or check_targets(result)
     if checks:
         mark = {True: "met", False: "**MISSED**", None: "not measured"}

@@ -122,6 +122,7 @@ def _open(engine: str, catalog: Path, index_dir: Path) -> tuple[Any, dict[str, A
     """(engine, figures) of opening what `build` left, in this fresh process."""
     if engine in ("bm25f", "hybrid"):
         start = time.perf_counter()
+        from toolsearch.index.scoring import ranking_loop
         from toolsearch.index.searcher import Searcher
         from toolsearch.index.snapshot import SnapshotCatalog
 
@@ -132,7 +133,7 @@ def _open(engine: str, catalog: Path, index_dir: Path) -> tuple[Any, dict[str, A
         if searcher.last_build.action != "opened":
             raise RuntimeError(f"expected to open the built index, got {searcher.last_build}")
         figures = {"import_s": imported - start, "open_s": opened - imported, "tools": len(searcher.catalog),
-                   "from_snapshot": isinstance(searcher.catalog, SnapshotCatalog)}
+                   "from_snapshot": isinstance(searcher.catalog, SnapshotCatalog), "ranking": ranking_loop()}
 
         class Engine:
             def search(self, query: str, k: int) -> list[str]:

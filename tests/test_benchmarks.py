@@ -292,6 +292,11 @@ def test_latency_suite_smoke(monkeypatch):
                                                        "steady_p99_ms"}
     assert result["interceptor"]["mean_us"] > 0
     assert "Interceptor overhead" in latency.markdown(result)
+    # Which ranking loop the figures come from, as the worker process saw it.
+    from toolsearch.index.scoring import ranking_loop
+
+    assert runs["bm25f"]["ranking"] == ranking_loop() and "ranking" not in runs["bm25s"]
+    assert f"ranking loop: {ranking_loop()}" in latency.markdown(result)
 
 
 def test_warm_runs_pool_every_search(monkeypatch):

@@ -54,14 +54,20 @@ try:
 except ImportError:  # pragma: no cover - depends on the install
     _compiled = None
 
-__all__ = ["Ranked", "Scorer", "score_all", "scored_params"]
+__all__ = ["Ranked", "Scorer", "ranking_loop", "score_all", "scored_params"]
 
 _MAX_REMEMBERED = 1 << 17
+
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 _PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
 _COMMON_SHARE = 16  # MaxScore: terms in more than 1/16 of the catalog are the common ones (`_pruned`)
 _RARE_RATIO = 4  # ... worth it when the rarer terms have under 1/4 of the common terms' postings
 _SMALL_POSTINGS = 160  # postings up to which a ranking is summed in plain Python (`_rank_small`)
+
+
+def ranking_loop() -> str:
+    """Which loop ranks the unpruned rankings here: "compiled" (the `_rank` extension) or "numpy"."""
+    return "numpy" if _compiled is None else "compiled"
 
 
 def scored_params(boosts: Sequence[float], b: Sequence[float], k1: float

@@ -41,7 +41,7 @@ from .needs import allocate, budget, fuse, round_robin
 from .postings import Postings
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
-from .verdict import Verdict, coverage, judge
+from .verdict import Verdict, coverage, judge, judging_weights
 
 __all__ = ["Reranker", "Searcher"]
 
@@ -59,8 +59,9 @@ _ALWAYS_KEPT_SEVERAL = 2
 # field bit mask -> the field names it stands for (every mask of the few fields)
 _MATCHED = {m: tuple(f for i, f in enumerate(FIELDS) if m >> i & 1) for m in range(1 << len(FIELDS))}
 
-# (scorer query, meaningful words as (term, word), the meaningful terms, term -> word number, idf each)
-_Query = tuple[list[tuple[str, float, int]], list[tuple[str, str]], list[str], dict[str, int], list[float]]
+# (scorer query, meaningful words as (term, word), meaningful term -> word number, idf of each meaningful
+# word, its judging weight)
+_Query = tuple[list[tuple[str, float, int]], list[tuple[str, str]], dict[str, int], list[float], list[float]]
 
 
 class Reranker(Protocol):
@@ -495,16 +496,22 @@ class Searcher:
         scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
         # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
         # searched, but not a word whose absence should count against the hits.
-        meaningful = [t for t, _ in words if scorer.df(t) or not is_cjk(t)][:63]
+        meaningful, known = [], []
+        for term, _ in words:
+            seen = scorer.df(term) > 0
+            if seen or not is_cjk(term):
+                meaningful.append(term)
+                known.append(seen)
+        del meaningful[63:], known[63:]
         group = {t: i for i, t in enumerate(meaningful)}
         weight = [scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
-        return query, words, meaningful, group, weight
+        return query, words, group, weight, judging_weights(known, weight)
 
     def _judged(self, state: _State, q: _Query, ranked: list[Ranked], n: int, judged: int,
                 keep: np.ndarray | None) -> tuple[list[Ranked], Verdict]:
         """The typo fallback and the no-good-match evidence of `ranked`, the scorer's top `n` for `q`."""
-        query, words, meaningful, group, weight = q
+        query, words, group, weight, judging = q
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
         if self.config.fuzzy and coverage(ranked[:judged], weight) < self.config.min_coverage:
             extra = self._corrections(state, [w for w in words if w[0] in group], group)
@@ -512,7 +519,7 @@ class Searcher:
                 retry = state.scorer.rank(query + extra, n, keep=keep)
                 if coverage(retry[:judged], weight) > coverage(ranked[:judged], weight):
                     ranked = retry
-        return ranked, judge(state.scorer, ranked, judged, meaningful, weight)
+        return ranked, judge(ranked, judged, judging)
 
     def _corrections(self, state: _State, words: list[tuple[str, str]],
                      group: dict[str, int]) -> list[tuple[str, float, int]]:

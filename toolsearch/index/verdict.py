@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import compress
 
 from .config import SearchConfig
 from .documents import FIELDS
-from .scoring import Ranked, Scorer
+from .scoring import Ranked
 
 __all__ = ["Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 _NAME = 1 << FIELDS.index("name")  # the name field's bit in Ranked.fields
+_ONE = "1".__eq__
 
 
 @dataclass(frozen=True)
@@ -132,17 +134,15 @@ def _small_catalog_scale(n_docs: int) -> float:
     return min(1.0, math.log(max(n_docs, 2)) / math.log(_STRENGTH_FULL_AT))
 
 
-def judge(scorer: Scorer, ranked: list[Ranked], judged: int, meaningful: list[str],
-          weight: list[float]) -> Verdict:
-    """The evidence of a ranking for the query whose meaningful words (and their idf) are given,
-    judged on its top `judged` hits."""
-    judging = judging_weights(scorer, meaningful, weight)
+def judge(ranked: list[Ranked], judged: int, judging: list[float]) -> Verdict:
+    """The evidence of a ranking for the query whose meaningful words have the given judging weights
+    (`judging_weights`, in word-number order), judged on its top `judged` hits."""
     return Verdict(
         coverage=coverage(ranked[:judged], judging),
         top_coverage=coverage(ranked[:1], judging),
         top_score=ranked[0].score if ranked else 0.0,
         weights=tuple(judging),
-        matched=matched_words(ranked[:judged], len(meaningful)),
+        matched=matched_words(ranked[:judged], len(judging)),
         groups=tuple(r.groups for r in ranked[:judged]),
         top_fields=ranked[0].fields if ranked else 0,
     )
@@ -164,19 +164,18 @@ def matched_words(ranked: list[Ranked], words: int) -> int:
     return max((bin(r.groups & mask).count("1") for r in ranked), default=0)
 
 
-def judging_weights(scorer: Scorer, meaningful: list[str], weight: list[float]) -> list[float]:
-    """Weights for the no-good-match verdict: a word the catalog has never seen counts halfway between
-    an average known word and the rarest term. Real requests name things no tool description
+def judging_weights(known: list[bool], weight: list[float]) -> list[float]:
+    """Weights for the no-good-match verdict of the meaningful words of a query, given which the
+    catalog has (`known`) and their idf (`weight`): a word the catalog has never seen counts halfway
+    between an average known word and the rarest term. Real requests name things no tool description
     mentions ("the weather in Paris", "email Bob"); at full idf those names would outweigh the words
     that did match, yet a query mostly made of unknown words ("quantum entanglement of kittens in a
     file") should still get no answer, as does a query of unknown words only."""
-    df = scorer.df
-    seen = [bool(df(t)) for t in meaningful]
-    known = [w for s, w in zip(seen, weight) if s]
-    if not known or len(known) == len(weight):
+    known_weights = [w for s, w in zip(known, weight) if s]
+    if not known_weights or len(known_weights) == len(weight):
         return weight
-    unknown = (sum(known) / len(known) + max(weight)) / 2
-    return [w if s else unknown for s, w in zip(seen, weight)]
+    unknown = (sum(known_weights) / len(known_weights) + max(weight)) / 2
+    return [w if s else unknown for s, w in zip(known, weight)]
 
 
 def coverage(ranked: list[Ranked], weight: list[float]) -> float:
@@ -194,4 +193,5 @@ def coverage(ranked: list[Ranked], weight: list[float]) -> float:
     found = 0
     for r in ranked:
         found |= r.groups
-    return sum(w for i, w in enumerate(weight) if found >> i & 1) / sum(weight)
+    # the weights of the words found, in word order: the bits of `found`, lowest first, select them
+    return sum(compress(weight, map(_ONE, bin(found)[:1:-1]))) / sum(weight)

@@ -6,9 +6,13 @@ decides which of them are needs (`Searcher._with_clauses`).
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from .scoring import Ranked, _ranked
 
 __all__ = ["allocate", "budget", "fuse", "round_robin"]
+
+_score = itemgetter(1)  # Ranked.score
 
 
 def fuse(ranked: list[Ranked], clause_rankings: list[list[Ranked]], weight: float
@@ -32,9 +36,10 @@ def fuse(ranked: list[Ranked], clause_rankings: list[list[Ranked]], weight: floa
                 best[doc] = _ranked((doc, score, fields, 0))
             elif score > seen.score:
                 best[doc] = _ranked((doc, score, fields | seen.fields, seen.groups))
-    whole = {r.doc: r.score for r in ranked}.get
-    # sorted() is stable: equal keys stay in the order they were found in (`best` keeps it)
-    fused = sorted(best.values(), key=lambda r: (-r.score, -whole(r.doc, 0.0)))
+    # sorted() is stable, also in reverse: equal scores stay in the order they were found in, which
+    # `best` keeps: the whole request's tools first, by its own score (`ranked` is best first), then
+    # the clauses' (whose whole-request score, 0, is lower than any of those).
+    fused = sorted(best.values(), key=_score, reverse=True)
     return fused, best
 
 

@@ -289,12 +289,10 @@ class Scorer:
         """
         if not self.n_docs or n <= 0:
             return []
-        found = self._gather(terms)
+        found, postings, positive = self._gather(terms)  # positive: every summed score is then positive
         if not found:
             return []
-        postings = sum(f[0].size for f in found)
-        positive = all(weight > 0 for _, weight, _ in terms)  # then every summed score is positive
-        pruned = self._pruned(found, n, keep) if len(found) > 1 and positive else None
+        pruned = self._pruned(found, n, keep, postings) if len(found) > 1 and positive else None
         if pruned is None and _compiled is not None:
             return self._rank_compiled(found, n, keep, positive, postings)
         if postings <= _SMALL_POSTINGS:
@@ -367,24 +365,28 @@ class Scorer:
         top = sorted([(-v, d) for d, v in items])[:n]  # negating a float is exact: undone below
         return [_ranked((d, -v, (b := bits[d]) & 0xFFFFFFFF, b >> 32)) for v, d in top]
 
-    def _gather(self, terms: Sequence[tuple[str, float, int]]) -> list[tuple[Any, ...]]:
+    def _gather(self, terms: Sequence[tuple[str, float, int]]) -> tuple[list[tuple[Any, ...]], int, bool]:
         """(docs, weighted contributions, field masks, group bit, largest weighted contribution) of each
-        query term some doc has."""
+        query term some doc has; how many postings those hold; whether every weight is positive."""
         found = []
+        size, positive = 0, True
         postings = self._postings
         if any(term not in postings for term, _, _ in terms):
             self.prepare(term for term, _, _ in terms)
         for term, weight, group in terms:
+            if not weight > 0:
+                positive = False
             entry = postings.get(term)
             if entry is None:
                 entry = self._term_postings(term)
             if entry:
                 docs, contrib, mask, peak = entry
+                size += docs.size
                 found.append((docs, contrib if weight == 1.0 else contrib * np.float32(weight),
                               mask, 1 << group if 0 <= group < 63 else 0, peak * weight))
-        return found
+        return found, size, positive
 
-    def _pruned(self, found: list[tuple[Any, ...]], n: int, keep: np.ndarray | None
+    def _pruned(self, found: list[tuple[Any, ...]], n: int, keep: np.ndarray | None, postings: int
                 ) -> tuple[np.ndarray, np.ndarray] | None:
         """The candidates and their full scores when the top `n` can be found without summing the
         common terms' postings over the whole catalog (MaxScore); None when it cannot be sure.
@@ -397,8 +399,8 @@ class Scorer:
         candidate whose sum plus `bound` is below `floor`: the common terms are added, by bisecting
         their doc lists, to the few candidates left, and the answer is exact. Otherwise (the common
         terms weigh too much for this query) the caller sums everything, having spent only the rarer
-        terms' sum."""
-        if sum(f[0].size for f in found) < _PRUNE_MIN_POSTINGS:
+        terms' sum. (`postings`: how many `found` holds in all.)"""
+        if postings < _PRUNE_MIN_POSTINGS:
             return None
         limit = self.n_docs / _COMMON_SHARE
         rare = [f for f in found if f[0].size < limit]

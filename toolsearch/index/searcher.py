@@ -496,15 +496,16 @@ class Searcher:
         scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
         # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
         # searched, but not a word whose absence should count against the hits.
-        meaningful, known = [], []
+        meaningful, known, weight = [], [], []  # and the idf of each
+        df, idf = scorer.df, scorer.idf
         for term, _ in words:
-            seen = scorer.df(term) > 0
+            seen = df(term) > 0
             if seen or not is_cjk(term):
                 meaningful.append(term)
                 known.append(seen)
-        del meaningful[63:], known[63:]
+                weight.append(idf(term))
+        del meaningful[63:], known[63:], weight[63:]  # a Ranked's word mask holds 63
         group = {t: i for i, t in enumerate(meaningful)}
-        weight = [scorer.idf(t) for t in meaningful]
         query = [(t, 1.0, group.get(t, -1)) for t in terms]
         return query, words, group, weight, judging_weights(known, weight)
 

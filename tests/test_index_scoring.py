@@ -247,8 +247,8 @@ def test_compiled_rankings_equal_the_numpy_ones(n_docs, n):
 @compiled_only
 @pytest.mark.compiled
 def test_compiled_ranking_rejects_bad_arrays_and_keeps_its_scratch_clean(postings):
-    """Arrays of the wrong type or length, or a doc out of range, raise instead of reading out of
-    bounds, and the scratch arrays are zero again afterwards: the next ranking is still exact."""
+    """Arrays of the wrong type or length, a doc out of range or out of order, raise instead of reading
+    out of bounds, and the scratch arrays are zero again afterwards: the next ranking is still exact."""
     from toolsearch.index import _rank
 
     s = scorer(postings)
@@ -262,13 +262,14 @@ def test_compiled_ranking_rejects_bad_arrays_and_keeps_its_scratch_clean(posting
         TypeError: [(docs.astype(np.int64),) + good[1:], (docs, np.ones(5, np.float64)) + good[2:],
                     (docs, good[1], np.ones(5, np.int32)) + good[3:], good[:3]],
         ValueError: [(np.array([0, 1, n], np.int32), np.ones(3, np.float32), np.ones(3, np.uint8), 1),
+                     (np.array([0, 2, 2], np.int32), np.ones(3, np.float32), np.ones(3, np.uint8), 1),
                      (docs, np.ones(4, np.float32)) + good[2:]],
     }
     for error, terms in bad.items():
         for term in terms:
             with pytest.raises(error):
                 _rank.rank(scoring.Ranked, [good, term], 10, None, False, True, *scratch)
-            assert not any(a.any() for a in scratch[:3])  # (the 4th only lists docs: not read back)
+            assert not any(a.any() for a in scratch[:2])  # (the 3rd only lists docs: not read back)
     with pytest.raises(ValueError, match="keep"):
         _rank.rank(scoring.Ranked, [good], 10, np.ones(n - 1, bool), False, True, *scratch)
     with pytest.raises(TypeError, match="tuple type"):

@@ -18,8 +18,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define TOUCHED (UINT64_C(1) << 63) /* word masks use bits 0-62: bit 63 marks a doc seen this call */
-
 typedef struct {
     double score;
     int32_t doc;
@@ -85,21 +83,73 @@ static PyObject *results(PyTypeObject *cls, const Entry *entries, Py_ssize_t siz
     return list;
 }
 
-/* rank(cls, terms, n, keep, drop_zero, positive, acc, fields, groups, touched)
+/* One query term's arrays, held for the call. */
+typedef struct {
+    Py_buffer docs, contrib, masks;
+    uint64_t bit;
+    int held; /* how many of the three buffers are held */
+} Term;
+
+static void release(Term *term) {
+    Py_buffer *views[3] = {&term->docs, &term->contrib, &term->masks};
+    for (int i = 0; i < term->held; i++) PyBuffer_Release(views[i]);
+    term->held = 0;
+}
+
+/* Hold `obj`'s (docs int32, contributions float32, field masks uint8, word bit, ...). */
+static int hold(PyObject *obj, Term *term) {
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) < 4) {
+        PyErr_SetString(PyExc_TypeError, "a term must be a tuple (docs, contributions, field masks, bit, ...)");
+        return -1;
+    }
+    term->bit = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(obj, 3));
+    if (term->bit == (uint64_t)-1 && PyErr_Occurred()) return -1;
+    if (get_buffer(PyTuple_GET_ITEM(obj, 0), &term->docs, PyBUF_SIMPLE, 4, "docs") < 0) return -1;
+    term->held = 1;
+    if (get_buffer(PyTuple_GET_ITEM(obj, 1), &term->contrib, PyBUF_SIMPLE, 4, "contributions") < 0) return -1;
+    term->held = 2;
+    if (get_buffer(PyTuple_GET_ITEM(obj, 2), &term->masks, PyBUF_SIMPLE, 1, "field masks") < 0) return -1;
+    term->held = 3;
+    const Py_ssize_t count = term->docs.len / 4;
+    if (term->contrib.len / 4 != count || term->masks.len != count) {
+        PyErr_SetString(PyExc_ValueError, "a term's arrays differ in length");
+        return -1;
+    }
+    return 0;
+}
+
+#define BISECT_ABOVE 32 /* postings per top doc above which a term's masks are bisected, not scanned */
+
+/* Where `doc` is in the ascending `docs`, or -1. */
+static Py_ssize_t find(const int32_t *docs, Py_ssize_t count, int32_t doc) {
+    Py_ssize_t lo = 0, hi = count;
+    while (lo < hi) {
+        const Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (docs[mid] < doc) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < count && docs[lo] == doc ? lo : -1;
+}
+
+/* rank(cls, terms, n, keep, drop_zero, positive, acc, seen, touched)
  *     -> [cls(doc, score, fields, groups)], best first
  *
  * cls: a tuple type of 4 items (scoring.Ranked);
- * terms: sequence of (docs int32, contributions float32, field masks uint8, word bit, ...);
+ * terms: sequence of (docs int32 ascending, contributions float32, field masks uint8, word bit, ...);
  * keep: bool per doc or None; drop_zero: drop docs summing to exactly 0 (as the catalog-sized
  * numpy sum does); positive: every weight is positive, else keep only docs scoring above 0.
- * acc (float64), fields (uint8), groups (uint64), touched (int32): scratch, one item per doc, zero. */
+ * acc (float64), seen (uint8), touched (int32): scratch, one item per doc, zero.
+ *
+ * The sum touches two per-doc arrays, the score and a seen flag; the masks are found afterwards for
+ * the n best only. (At 100k tools a long request sums 300k postings into 100k docs: summing the
+ * masks there too, into two more per-doc arrays, made its largest rankings ~30% slower.) */
 static PyObject *rank(PyObject *self, PyObject *args) {
     PyTypeObject *cls;
-    PyObject *terms, *keep_obj, *acc_obj, *fields_obj, *groups_obj, *touched_obj;
+    PyObject *terms, *keep_obj, *acc_obj, *seen_obj, *touched_obj;
     Py_ssize_t n;
     int drop_zero, positive;
-    if (!PyArg_ParseTuple(args, "O!OnOppOOOO", &PyType_Type, &cls, &terms, &n, &keep_obj, &drop_zero, &positive, &acc_obj,
-                          &fields_obj, &groups_obj, &touched_obj))
+    if (!PyArg_ParseTuple(args, "O!OnOppOOO", &PyType_Type, &cls, &terms, &n, &keep_obj, &drop_zero, &positive,
+                          &acc_obj, &seen_obj, &touched_obj))
         return NULL;
     if (!PyType_IsSubtype(cls, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "cls must be a tuple type");
@@ -107,19 +157,24 @@ static PyObject *rank(PyObject *self, PyObject *args) {
     }
     PyObject *seq = PySequence_Fast(terms, "terms must be a sequence");
     if (!seq) return NULL;
-    Py_buffer acc_v = {0}, fields_v = {0}, groups_v = {0}, touched_v = {0}, keep_v = {0};
+    Py_buffer acc_v = {0}, seen_v = {0}, touched_v = {0}, keep_v = {0};
     PyObject *result = NULL;
     Entry *heap = NULL;
-    Py_ssize_t n_touched = 0, size = 0; /* docs touched; entries in the heap */
+    const Py_ssize_t n_terms = PySequence_Fast_GET_SIZE(seq);
+    Term *held = PyMem_Calloc(n_terms ? n_terms : 1, sizeof(Term));
+    Py_ssize_t n_held = 0, n_touched = 0, size = 0; /* terms held; docs touched; entries in the heap */
     int failed = 1; /* until the heap is sorted */
     const uint8_t *keep = NULL;
     int have_keep = 0;
+    if (!held) {
+        PyErr_NoMemory();
+        goto fail_seq;
+    }
     if (get_buffer(acc_obj, &acc_v, PyBUF_WRITABLE, 8, "acc") < 0) goto fail_seq;
-    if (get_buffer(fields_obj, &fields_v, PyBUF_WRITABLE, 1, "fields") < 0) goto fail_acc;
-    if (get_buffer(groups_obj, &groups_v, PyBUF_WRITABLE, 8, "groups") < 0) goto fail_fields;
-    if (get_buffer(touched_obj, &touched_v, PyBUF_WRITABLE, 4, "touched") < 0) goto fail_groups;
+    if (get_buffer(seen_obj, &seen_v, PyBUF_WRITABLE, 1, "seen") < 0) goto fail_acc;
+    if (get_buffer(touched_obj, &touched_v, PyBUF_WRITABLE, 4, "touched") < 0) goto fail_seen;
     const Py_ssize_t n_docs = acc_v.len / 8;
-    if (fields_v.len != n_docs || groups_v.len / 8 != n_docs || touched_v.len / 4 != n_docs) {
+    if (seen_v.len != n_docs || touched_v.len / 4 != n_docs) {
         PyErr_SetString(PyExc_ValueError, "scratch arrays must have one item per doc");
         goto fail_touched;
     }
@@ -132,53 +187,30 @@ static PyObject *rank(PyObject *self, PyObject *args) {
         }
         keep = keep_v.buf;
     }
+    for (; n_held < n_terms; n_held++)
+        if (hold(PySequence_Fast_GET_ITEM(seq, n_held), &held[n_held]) < 0) {
+            n_held++; /* release what it holds */
+            goto fail_terms;
+        }
     double *acc = acc_v.buf;
-    uint8_t *fields = fields_v.buf;
-    uint64_t *groups = groups_v.buf;
+    uint8_t *seen = seen_v.buf;
     int32_t *touched = touched_v.buf;
 
-    Py_ssize_t n_terms = PySequence_Fast_GET_SIZE(seq);
     for (Py_ssize_t t = 0; t < n_terms; t++) {
-        PyObject *term = PySequence_Fast_GET_ITEM(seq, t);
-        if (!PyTuple_Check(term) || PyTuple_GET_SIZE(term) < 4) {
-            PyErr_SetString(PyExc_TypeError, "a term must be a tuple (docs, contributions, field masks, bit, ...)");
-            goto reset;
-        }
-        PyObject *docs_o = PyTuple_GET_ITEM(term, 0), *contrib_o = PyTuple_GET_ITEM(term, 1);
-        PyObject *masks_o = PyTuple_GET_ITEM(term, 2);
-        const unsigned long long bit = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(term, 3));
-        if (bit == (unsigned long long)-1 && PyErr_Occurred()) goto reset;
-        Py_buffer docs_v, contrib_v, masks_v;
-        if (get_buffer(docs_o, &docs_v, PyBUF_SIMPLE, 4, "docs") < 0) goto reset;
-        if (get_buffer(contrib_o, &contrib_v, PyBUF_SIMPLE, 4, "contributions") < 0) {
-            PyBuffer_Release(&docs_v);
-            goto reset;
-        }
-        if (get_buffer(masks_o, &masks_v, PyBUF_SIMPLE, 1, "field masks") < 0) {
-            PyBuffer_Release(&docs_v);
-            PyBuffer_Release(&contrib_v);
-            goto reset;
-        }
-        const Py_ssize_t count = docs_v.len / 4;
-        int ok = contrib_v.len / 4 == count && masks_v.len == count;
-        const int32_t *docs = docs_v.buf;
-        const float *contrib = contrib_v.buf;
-        const uint8_t *masks = masks_v.buf;
-        const uint64_t word = (uint64_t)bit | TOUCHED;
-        for (Py_ssize_t i = 0; ok && i < count; i++) {
+        const int32_t *docs = held[t].docs.buf;
+        const float *contrib = held[t].contrib.buf;
+        const Py_ssize_t count = held[t].docs.len / 4;
+        for (Py_ssize_t i = 0; i < count; i++) {
             const int32_t d = docs[i];
-            if (d < 0 || d >= n_docs) { ok = 0; break; }
-            if (!groups[d]) touched[n_touched++] = d;
+            if (d < 0 || d >= n_docs || (i && d <= docs[i - 1])) { /* ascending: masks may be bisected */
+                PyErr_SetString(PyExc_ValueError, "a term's docs must be ascending and name docs in range");
+                goto reset;
+            }
+            if (!seen[d]) {
+                seen[d] = 1;
+                touched[n_touched++] = d;
+            }
             acc[d] += (double)contrib[i];
-            fields[d] |= masks[i];
-            groups[d] |= word;
-        }
-        PyBuffer_Release(&docs_v);
-        PyBuffer_Release(&contrib_v);
-        PyBuffer_Release(&masks_v);
-        if (!ok) {
-            PyErr_SetString(PyExc_ValueError, "a term's arrays differ in length or name a doc out of range");
-            goto reset;
         }
     }
 
@@ -202,9 +234,34 @@ static PyObject *rank(PyObject *self, PyObject *args) {
             sift_down(heap, cap, 0);
         }
     }
-    for (Py_ssize_t i = 0; i < size; i++) { /* the masks of the n best only */
-        heap[i].fields = fields[heap[i].doc];
-        heap[i].groups = groups[heap[i].doc] & ~TOUCHED;
+    /* The masks of the n best only, each marked (seen 2) with its place in the heap (in acc, whose
+     * sums the heap holds now): found in a term's docs by bisection when they are many, else by a
+     * scan (the cheaper of size * log2(count) and count steps). */
+    for (Py_ssize_t i = 0; i < size; i++) {
+        acc[heap[i].doc] = (double)i;
+        seen[heap[i].doc] = 2;
+    }
+    for (Py_ssize_t t = 0; t < n_terms && size; t++) {
+        const int32_t *docs = held[t].docs.buf;
+        const uint8_t *masks = held[t].masks.buf;
+        const Py_ssize_t count = held[t].docs.len / 4;
+        const uint64_t bit = held[t].bit;
+        if (count > size * BISECT_ABOVE) {
+            for (Py_ssize_t i = 0; i < size; i++) {
+                const Py_ssize_t at = find(docs, count, heap[i].doc);
+                if (at >= 0) {
+                    heap[i].fields |= masks[at];
+                    heap[i].groups |= bit;
+                }
+            }
+        } else {
+            for (Py_ssize_t i = 0; i < count; i++)
+                if (seen[docs[i]] == 2) {
+                    Entry *e = &heap[(Py_ssize_t)acc[docs[i]]];
+                    e->fields |= masks[i];
+                    e->groups |= bit;
+                }
+        }
     }
     qsort(heap, size, sizeof(Entry), by_rank);
     failed = 0;
@@ -213,22 +270,22 @@ reset:
     for (Py_ssize_t i = 0; i < n_touched; i++) {
         const int32_t d = touched[i];
         acc[d] = 0.0;
-        fields[d] = 0;
-        groups[d] = 0;
+        seen[d] = 0;
     }
     if (!failed) result = results(cls, heap, size);
     PyMem_Free(heap);
+fail_terms:
+    for (Py_ssize_t t = 0; t < n_held; t++) release(&held[t]);
 fail_keep:
     if (have_keep) PyBuffer_Release(&keep_v);
 fail_touched:
     PyBuffer_Release(&touched_v);
-fail_groups:
-    PyBuffer_Release(&groups_v);
-fail_fields:
-    PyBuffer_Release(&fields_v);
+fail_seen:
+    PyBuffer_Release(&seen_v);
 fail_acc:
     PyBuffer_Release(&acc_v);
 fail_seq:
+    PyMem_Free(held);
     Py_DECREF(seq);
     return result;
 }

@@ -60,6 +60,7 @@ _MAX_REMEMBERED = 1 << 17
 
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 _PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
+_PRUNE_MIN_POSTINGS_COMPILED = 50_000  # ... when the compiled loop sums them (measured at 100k tools)
 _COMMON_SHARE = 16  # MaxScore: terms in more than 1/16 of the catalog are the common ones (`_pruned`)
 _RARE_RATIO = 4  # ... worth it when the rarer terms have under 1/4 of the common terms' postings
 _SMALL_POSTINGS = 160  # postings up to which a ranking is summed in plain Python (`_rank_small`)
@@ -334,7 +335,7 @@ class Scorer:
         if scratch is None:
             n_docs = self.n_docs
             scratch = self._scratch = (np.zeros(n_docs, np.float64), np.zeros(n_docs, np.uint8),
-                                       np.zeros(n_docs, np.uint64), np.zeros(n_docs, np.int32))
+                                       np.zeros(n_docs, np.int32))  # each doc's score, seen flag; docs seen
         drop_zero = len(found) > 1 and self._dense(postings)
         return _compiled.rank(Ranked, found, n, keep, drop_zero, positive, *scratch)
 
@@ -400,7 +401,7 @@ class Scorer:
         their doc lists, to the few candidates left, and the answer is exact. Otherwise (the common
         terms weigh too much for this query) the caller sums everything, having spent only the rarer
         terms' sum. (`postings`: how many `found` holds in all.)"""
-        if postings < _PRUNE_MIN_POSTINGS:
+        if postings < (_PRUNE_MIN_POSTINGS if _compiled is None else _PRUNE_MIN_POSTINGS_COMPILED):
             return None
         limit = self.n_docs / _COMMON_SHARE
         rare = [f for f in found if f[0].size < limit]

@@ -57,7 +57,6 @@ except ImportError:  # pragma: no cover - depends on the install
 __all__ = ["Ranked", "Scorer", "ranking_loop", "score_all", "scored_params"]
 
 _MAX_REMEMBERED = 1 << 17
-
 _PER_TERM_MASKS = 1000  # postings per query term above which masks are found term by term
 _PRUNE_MIN_POSTINGS = 20_000  # below this many postings, summing them all is as cheap as pruning
 _PRUNE_MIN_POSTINGS_COMPILED = 50_000  # ... when the compiled loop sums them (measured at 100k tools)

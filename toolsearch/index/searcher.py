@@ -496,7 +496,7 @@ class Searcher:
         scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
         # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
         # searched, but not a word whose absence should count against the hits.
-        meaningful, known, weight = [], [], []  # and the idf of each
+        meaningful, known, weight = [], [], []  # the words, whether the catalog has each, their idf
         df, idf = scorer.df, scorer.idf
         for term, _ in words:
             seen = df(term) > 0

@@ -19,7 +19,7 @@ __all__ = ["Verdict", "coverage", "distinctive", "judge", "judging_weights", "ma
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 _NAME = 1 << FIELDS.index("name")  # the name field's bit in Ranked.fields
-_ONE = "1".__eq__
+_IS_ONE = "1".__eq__  # a binary digit of a word mask is set
 
 
 @dataclass(frozen=True)
@@ -194,4 +194,4 @@ def coverage(ranked: list[Ranked], weight: list[float]) -> float:
     for r in ranked:
         found |= r.groups
     # the weights of the words found, in word order: the bits of `found`, lowest first, select them
-    return sum(compress(weight, map(_ONE, bin(found)[:1:-1]))) / sum(weight)
+    return sum(compress(weight, map(_IS_ONE, bin(found)[:1:-1]))) / sum(weight)

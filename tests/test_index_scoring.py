@@ -218,9 +218,8 @@ def test_the_compiled_ranking_is_built_where_a_compiler_is():
     from toolsearch.index import _rank  # noqa: F401  (ImportError: the build failed)
 
 
-compiled_only = pytest.mark.skipif(
-    getattr(__import__("toolsearch.index.scoring").index.scoring, "_compiled") is None,
-    reason="the optional extension toolsearch.index._rank is not built")
+compiled_only = pytest.mark.skipif(  # read at import, before `numpy_only` switches it off
+    scoring._compiled is None, reason="the optional extension toolsearch.index._rank is not built")
 
 
 @compiled_only

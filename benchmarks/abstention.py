@@ -5,13 +5,11 @@ For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (data.py, 
 - unanswerable: everyday requests none of its tools serves (`load_unanswerable`); an engine abstains
   when it returns no tool at all;
 - answerable: for BFCL and Seal-Tools the catalog's own labelled queries (the "tune" half is calibration
-  data, the "test" half is held out), for the bundled skills `load_bundled_queries` (73 + 43 calibration
-  requests, 69 held-out ones): the share that still gets hits, and their Recall@5 next to
-  `bm25f-noabstain` (the same search with the rule off).
+  data, the "test" half is held out), for the bundled skills `load_bundled_queries`: the share that
+  still gets hits, and their Recall@5 next to `bm25f-noabstain` (the same search with the rule off).
 
-The calibration part also reads the second calibration files (`CALIBRATION2`: 150 more unanswerable
-requests and 43 more bundled-skill requests, written after the first held-out results were seen in
-aggregate, without opening the held-out files; see benchmarks/data/abstention/README.md).
+Which files make each part: `data.ABSTENTION_FILES` (three calibration sets, the third of them the
+first held-out set, and a held-out set written after it; benchmarks/data/abstention/README.md).
 
 "heldout" figures were never used to choose anything; the issue-14 targets are judged on them (targets.py
 reads an engine's top-level figures, which are the held-out ones). "calibration" figures are the data
@@ -27,39 +25,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from .data import (ABSTENTION_PARTS, DATA_DIR, Query, _queries, _read_jsonl, load_bundled_queries, load_queries,
-                   load_unanswerable, split)
+from .data import (ABSTENTION_FILES, ABSTENTION_PARTS, DATA_DIR, Query, _read_jsonl, load_bundled_queries,
+                   load_queries, load_unanswerable, split)
 from .engines import Engine
 from .metrics import score_query
 
-__all__ = ["CALIBRATION2", "RULED", "abstention_rows", "answerable", "answerable_side", "figures", "header", "judge",
+__all__ = ["RULED", "abstention_rows", "answerable", "answerable_side", "figures", "header", "judge",
            "markdown", "unanswerable"]
 
 RULED: tuple[str, ...] = ("bm25f", "hybrid", "bm25f-noabstain")
 K = 10  # ranked like the quality suite; Recall@5 is read from the top 5
-_LABELS = {
-    "bundled": {"calibration": "bundled_queries.jsonl (73) + bundled_queries_calibration2.jsonl (43)",
-                "heldout": "bundled_queries_heldout.jsonl (69)"},
-    "bfcl": {"calibration": "tune half", "heldout": "test half"},
-    "seal_tools": {"calibration": "tune half", "heldout": "test half"},
-}
+_HALVES = {"calibration": "tune half", "heldout": "test half"}
 
 
-# The second calibration files (unanswerable, bundled-skill answerable): calibration part only.
-CALIBRATION2: tuple[str, str] = ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl")
-
-
-def _calibration2_unanswerable(catalog: str) -> list[str]:
-    rows = _read_jsonl(DATA_DIR / "abstention" / CALIBRATION2[0])
-    return [r["query"] for r in rows if catalog not in r.get("answerable_in", ())]
+def _label(catalog: str, part: str) -> str:
+    """What the answerable side of one part is: BFCL's and Seal-Tools' own query halves, or the bundled
+    skills' request files with their sizes."""
+    if catalog != "bundled":
+        return _HALVES[part]
+    return " + ".join(f"{bundled} ({len(_read_jsonl(DATA_DIR / 'abstention' / bundled))})"
+                      for _, bundled in ABSTENTION_FILES[part])
 
 
 def unanswerable(catalog: str, part: str, quick: bool = False) -> list[str]:
-    """The unanswerable requests of one part (a quarter of them in quick mode); the calibration part is
-    both calibration files."""
+    """The unanswerable requests of one part (a quarter of them in quick mode)."""
     requests = list(load_unanswerable(catalog, part))
-    if part == "calibration":
-        requests += _calibration2_unanswerable(catalog)
     return requests[::4] if quick else requests
 
 
@@ -67,8 +57,7 @@ def answerable(catalog: str, part: str, quick: bool = False) -> list[Query]:
     """The answerable control of one part. Empty for BFCL/Seal-Tools calibration in quick mode (the
     quick catalog keeps only the sampled test queries' gold tools)."""
     if catalog == "bundled":
-        more = _queries(DATA_DIR / "abstention" / CALIBRATION2[1], "bundled") if part == "calibration" else ()
-        return [*load_bundled_queries(part), *more]
+        return list(load_bundled_queries(part))
     if quick and part == "calibration":
         return []
     return list(split(load_queries(catalog), "tune" if part == "calibration" else "test"))
@@ -77,7 +66,7 @@ def answerable(catalog: str, part: str, quick: bool = False) -> list[Query]:
 def header(catalog: str, quick: bool = False) -> dict[str, Any]:
     """The entry of one catalog before any engine ran: what each part holds."""
     return {"unanswerable_count": {p: len(unanswerable(catalog, p, quick)) for p in ABSTENTION_PARTS},
-            "answerable_label": dict(_LABELS[catalog]), "engines": {}}
+            "answerable_label": {p: _label(catalog, p) for p in ABSTENTION_PARTS}, "engines": {}}
 
 
 def judge(engine: Engine, requests: list[str], k: int = 5) -> dict[str, Any]:
@@ -146,8 +135,9 @@ def markdown(result: dict[str, Any]) -> str:
                  "requests while >= 95% of answerable ones still get hits and their Recall@5 does not drop "
                  "(compare with bm25f-noabstain). The calibration columns are the data the no-good-match "
                  "thresholds were chosen on (SearchConfig's docstring says which); the held-out requests were "
-                 "written and labelled before calibration and never tuned on. Calibration answerable figures "
-                 "only for the engines with a rule, and not in quick mode. " + "; ".join(notes) + ".")
+                 "written and labelled before any run of the rule on them and never tuned on. Calibration "
+                 "answerable figures only for the engines with a rule, and not in quick mode. "
+                 + "; ".join(notes) + ".")
     from .targets import abstention as checks
 
     misses = [f"{line['target']} (measured {line['measured']})" for line in checks(result) if line["met"] is False]

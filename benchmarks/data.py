@@ -6,9 +6,8 @@ Sources, all offline and committed:
   upstream dev split, `queries_dev.jsonl` (700 queries, never used to tune anything);
 - `benchmarks/data/abstention/`: requests no tool serves (with the catalogs that CAN serve some of them
   listed per request and left out there) and an answerable control for the bundled skills (short
-  requests with their gold tool), each as a calibration set the no-good-match rule was tuned on
-  (`unanswerable.jsonl`, `bundled_queries.jsonl`) and a held-out set written before calibration
-  (`*_heldout.jsonl`);
+  requests with their gold tool): the calibration sets the no-good-match rule was tuned on and a
+  held-out set (`ABSTENTION_FILES`);
 - the bundled `skills/` folder of this repository;
 - `generate.py`: realistic generated tools for padding past the ~6k real ones.
 
@@ -44,6 +43,7 @@ from .generate import generated_tools
 
 __all__ = [
     "ABSTENTION_CATALOGS",
+    "ABSTENTION_FILES",
     "ABSTENTION_PARTS",
     "DATASETS",
     "DATA_DIR",
@@ -149,8 +149,16 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
     return _queries(DATA_DIR / dataset / "queries_dev.jsonl", dataset)
 
 
-_ABSTENTION_FILES = {"calibration": ("unanswerable.jsonl", "bundled_queries.jsonl"),
-                     "heldout": ("unanswerable_heldout.jsonl", "bundled_queries_heldout.jsonl")}
+# The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
+# they were written. The third calibration pair was the first held-out set: after its results had
+# been read twice it became calibration data, and a new held-out set was written
+# (data/abstention/README.md).
+ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
+    "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
+                    ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
+                    ("unanswerable_calibration3.jsonl", "bundled_queries_calibration3.jsonl")),
+    "heldout": (("unanswerable_heldout2.jsonl", "bundled_queries_heldout2.jsonl"),),
+}
 
 
 def _check_part(part: str) -> None:
@@ -161,20 +169,23 @@ def _check_part(part: str) -> None:
 @functools.cache
 def load_unanswerable(catalog: str, part: str = "heldout") -> tuple[str, ...]:
     """Requests no tool of `catalog` ("bundled", "bfcl", "seal_tools") serves: the held-out set (written
-    before calibration, never tuned on) or the calibration set the no-good-match rule was tuned on."""
+    before any run of the rule on it, never tuned on) or the calibration sets the no-good-match rule was
+    tuned on, in the order of `ABSTENTION_FILES`."""
     if catalog not in ABSTENTION_CATALOGS:
         raise ValueError(f"unknown catalog {catalog!r}; choose one of {', '.join(ABSTENTION_CATALOGS)}")
     _check_part(part)
-    rows = _read_jsonl(DATA_DIR / "abstention" / _ABSTENTION_FILES[part][0])
-    return tuple(r["query"] for r in rows if catalog not in r.get("answerable_in", ()))
+    return tuple(r["query"] for unanswerable, _ in ABSTENTION_FILES[part]
+                 for r in _read_jsonl(DATA_DIR / "abstention" / unanswerable)
+                 if catalog not in r.get("answerable_in", ()))
 
 
 @functools.cache
 def load_bundled_queries(part: str = "heldout") -> tuple[Query, ...]:
     """Requests for the bundled skills with their gold tool (the answerable control there): held out,
-    or the calibration set."""
+    or the calibration sets."""
     _check_part(part)
-    return _queries(DATA_DIR / "abstention" / _ABSTENTION_FILES[part][1], "bundled")
+    return tuple(q for _, bundled in ABSTENTION_FILES[part]
+                 for q in _queries(DATA_DIR / "abstention" / bundled, "bundled"))
 
 
 def tool_from_row(row: dict[str, Any], *, trusted: bool = False) -> Tool:

@@ -1,11 +1,12 @@
-"""The abstention benchmark's calibration data (benchmarks/abstention.py, benchmarks/data/abstention)."""
+"""The abstention benchmark's data (benchmarks/abstention.py, benchmarks/data/abstention)."""
 
 from __future__ import annotations
 
 import json
 
 from benchmarks import abstention
-from benchmarks.data import ABSTENTION_CATALOGS, DATA_DIR, bundled_tools, load_bundled_queries, load_unanswerable
+from benchmarks.data import (ABSTENTION_CATALOGS, ABSTENTION_FILES, DATA_DIR, bundled_tools, load_bundled_queries,
+                             load_unanswerable)
 
 FOLDER = DATA_DIR / "abstention"
 
@@ -14,30 +15,40 @@ def _rows(name: str) -> list[dict]:
     return [json.loads(line) for line in (FOLDER / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def test_second_calibration_files_are_well_formed() -> None:
-    rows = _rows(abstention.CALIBRATION2[0])
-    assert len(rows) == 150
-    assert [r["id"] for r in rows] == [f"ood2-{i}" for i in range(150)]
-    assert all(r["gold"] == [] and r["subset"] == "unanswerable" for r in rows)
-    assert all(set(r["answerable_in"]) <= set(ABSTENTION_CATALOGS) for r in rows)
-    assert len({r["query"] for r in rows}) == 150
+def _numbered(rows: list[dict]) -> bool:
+    prefix = rows[0]["id"].rsplit("-", 1)[0]
+    return [r["id"] for r in rows] == [f"{prefix}-{i}" for i in range(len(rows))]
+
+
+def test_every_abstention_file_is_well_formed() -> None:
     names = {t.name for t in bundled_tools()}
-    bundled = _rows(abstention.CALIBRATION2[1])
-    assert len(bundled) == 43 and all(r["gold"] and set(r["gold"]) <= names for r in bundled)
+    sizes = []
+    for pairs in ABSTENTION_FILES.values():
+        for unanswerable_file, bundled_file in pairs:
+            rows, bundled = _rows(unanswerable_file), _rows(bundled_file)
+            assert _numbered(rows) and _numbered(bundled)
+            assert all(r["gold"] == [] and r["subset"] == "unanswerable" for r in rows)
+            assert all(set(r["answerable_in"]) <= set(ABSTENTION_CATALOGS) for r in rows)
+            assert len({r["query"].lower() for r in rows}) == len(rows)
+            assert all(r["gold"] and set(r["gold"]) <= names and r["subset"].startswith("bundled") for r in bundled)
+            sizes.append((len(rows), len(bundled)))
+    assert sizes == [(90, 73), (150, 43), (149, 69), (150, 60)]
 
 
-def test_calibration_part_reads_both_files_and_shares_nothing_with_held_out() -> None:
+def test_parts_read_their_files_in_order_and_share_no_request() -> None:
     for catalog in ABSTENTION_CATALOGS:
         calibration = abstention.unanswerable(catalog, "calibration")
-        first = load_unanswerable(catalog, "calibration")
-        assert list(first) == calibration[:len(first)] and len(calibration) > len(first)
-        # A request written for calibration must not repeat a held-out one (counted, never printed:
-        # the held-out texts must not show up in a test report).
+        assert calibration == list(load_unanswerable(catalog, "calibration"))
+        expected = [r["query"] for name, _ in ABSTENTION_FILES["calibration"] for r in _rows(name)
+                    if catalog not in r["answerable_in"]]
+        assert calibration == expected
+        # Held out means new: counted, never printed (held-out texts must not show up in a test report).
         held = {q.lower() for q in abstention.unanswerable(catalog, "heldout")}
-        assert sum(q.lower() in held for q in calibration) == 0
+        assert held and sum(q.lower() in held for q in calibration) == 0
         assert len(abstention.unanswerable(catalog, "calibration", quick=True)) == len(calibration[::4])
-    texts = [q.text for q in abstention.answerable("bundled", "calibration")]
-    assert len(texts) == len(load_bundled_queries("calibration")) + 43
+    texts = [q.text.lower() for q in abstention.answerable("bundled", "calibration")]
+    assert len(texts) == len(load_bundled_queries("calibration")) == 73 + 43 + 69
     held = {q.text.lower() for q in abstention.answerable("bundled", "heldout")}
-    assert sum(t.lower() in held for t in texts) == 0
-    assert "held-out" not in abstention.header("bundled")["answerable_label"]["calibration"]
+    assert held and sum(t in held for t in texts) == 0
+    labels = abstention.header("bundled")["answerable_label"]
+    assert "heldout2" not in labels["calibration"] and labels["heldout"].startswith("bundled_queries_heldout2")

@@ -105,12 +105,13 @@ def test_tune_and_test_halves_are_disjoint_fixed_and_balanced():
 
 def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
     counts = {c: len(load_unanswerable(c, "calibration")) for c in ABSTENTION_CATALOGS}
-    assert counts == {"bundled": 90, "bfcl": 58, "seal_tools": 56}
+    assert counts == {"bundled": 90 + 148 + 148, "bfcl": 58 + 100 + 65, "seal_tools": 56 + 111 + 57}
     held = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}  # held out by default
-    assert held == {"bundled": 148, "bfcl": 65, "seal_tools": 57}
+    assert held == {"bundled": 150, "bfcl": 21, "seal_tools": 81}
     assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled", "calibration")
     assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl", "calibration")
-    assert "weather" in load_unanswerable("bundled") and "weather" not in load_unanswerable("bfcl")
+    assert "weather" in load_unanswerable("bundled", "calibration")
+    assert "weather" not in load_unanswerable("bfcl", "calibration")
     # held out means new: no request of the calibration sets comes back
     for catalog in ABSTENTION_CATALOGS:
         assert not set(load_unanswerable(catalog)) & set(load_unanswerable(catalog, "calibration"))

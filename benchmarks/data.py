@@ -151,13 +151,14 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
 
 # The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
 # they were written. The third calibration pair was the first held-out set: after its results had
-# been read twice it became calibration data, and a new held-out set was written
-# (data/abstention/README.md).
+# been read twice it became calibration data, and two new held-out sets were written by helpers that
+# had not seen the rule (data/abstention/README.md).
 ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
                     ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
                     ("unanswerable_calibration3.jsonl", "bundled_queries_calibration3.jsonl")),
-    "heldout": (("unanswerable_heldout2.jsonl", "bundled_queries_heldout2.jsonl"),),
+    "heldout": (("unanswerable_heldout2.jsonl", "bundled_queries_heldout2.jsonl"),
+                ("unanswerable_heldout3.jsonl", "bundled_queries_heldout3.jsonl")),
 }
 
 

@@ -32,7 +32,7 @@ def test_every_abstention_file_is_well_formed() -> None:
             assert len({r["query"].lower() for r in rows}) == len(rows)
             assert all(r["gold"] and set(r["gold"]) <= names and r["subset"].startswith("bundled") for r in bundled)
             sizes.append((len(rows), len(bundled)))
-    assert sizes == [(90, 73), (150, 43), (149, 69), (150, 60)]
+    assert sizes == [(90, 73), (150, 43), (149, 69), (150, 60), (150, 60)]
 
 
 def test_parts_read_their_files_in_order_and_share_no_request() -> None:
@@ -51,4 +51,5 @@ def test_parts_read_their_files_in_order_and_share_no_request() -> None:
     held = {q.text.lower() for q in abstention.answerable("bundled", "heldout")}
     assert held and sum(t in held for t in texts) == 0
     labels = abstention.header("bundled")["answerable_label"]
-    assert "heldout2" not in labels["calibration"] and labels["heldout"].startswith("bundled_queries_heldout2")
+    assert "heldout" not in labels["calibration"]
+    assert labels["heldout"] == "bundled_queries_heldout2.jsonl (60) + bundled_queries_heldout3.jsonl (60)"

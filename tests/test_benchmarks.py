@@ -107,7 +107,7 @@ def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
     counts = {c: len(load_unanswerable(c, "calibration")) for c in ABSTENTION_CATALOGS}
     assert counts == {"bundled": 90 + 148 + 148, "bfcl": 58 + 100 + 65, "seal_tools": 56 + 111 + 57}
     held = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}  # held out by default
-    assert held == {"bundled": 150, "bfcl": 21, "seal_tools": 81}
+    assert held == {"bundled": 150 + 150, "bfcl": 21 + 67, "seal_tools": 81 + 75}
     assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled", "calibration")
     assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl", "calibration")
     assert "weather" in load_unanswerable("bundled", "calibration")
@@ -259,13 +259,15 @@ def test_quality_suite_smoke(monkeypatch):
     assert set(result["abstention"]) == {"bundled", "bfcl", "seal_tools"}
     bundled = result["abstention"]["bundled"]["engines"]
     assert bundled["bm25f"]["abstained"] > bundled["fastmcp-bm25"]["abstained"]  # the honest no-match
-    assert bundled["bm25f-noabstain"]["answered"] == 1.0
+    # The rule off still leaves a request with no word any tool holds unanswered (min_coverage).
+    assert bundled["bm25f-noabstain"]["answered"] >= 0.95
+    assert bundled["bm25f-noabstain"]["answered"] >= bundled["bm25f"]["answered"]
     # held-out figures at the top level, calibration ones apart (answerable side: engines with a rule)
     calibration = bundled["bm25f"]["calibration"]
     assert calibration["unanswerable"] == len(abstention.unanswerable("bundled", "calibration", True))
-    assert calibration["answerable"] == len(abstention.answerable("bundled", "calibration")) == 73 + 43
+    assert calibration["answerable"] == len(abstention.answerable("bundled", "calibration")) == 73 + 43 + 69
     assert "answerable" not in bundled["bm25s"]["calibration"]
-    assert bundled["bm25f"]["answerable"] == 69
+    assert bundled["bm25f"]["answerable"] == len(abstention.answerable("bundled", "heldout"))
     assert "answered" not in result["abstention"]["bfcl"]["engines"]["bm25f"]["calibration"]  # quick mode
     text = quality.markdown(result)
     assert "Recall@5 by subset" in text and "Abstention" in text and "not tuned on" in text

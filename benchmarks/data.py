@@ -150,15 +150,16 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
 
 
 # The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
-# they were written. The third calibration pair was the first held-out set: after its results had
-# been read twice it became calibration data, and two new held-out sets were written by helpers that
-# had not seen the rule (data/abstention/README.md).
+# they were written. A held-out set becomes calibration data once its results have been read closely
+# (data/abstention/README.md): the third pair was the first held-out set, the fourth and fifth the
+# second and third; the held-out part is the fourth, written after them by yet another author.
 ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
                     ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
-                    ("unanswerable_calibration3.jsonl", "bundled_queries_calibration3.jsonl")),
-    "heldout": (("unanswerable_heldout2.jsonl", "bundled_queries_heldout2.jsonl"),
-                ("unanswerable_heldout3.jsonl", "bundled_queries_heldout3.jsonl")),
+                    ("unanswerable_calibration3.jsonl", "bundled_queries_calibration3.jsonl"),
+                    ("unanswerable_calibration4.jsonl", "bundled_queries_calibration4.jsonl"),
+                    ("unanswerable_calibration5.jsonl", "bundled_queries_calibration5.jsonl")),
+    "heldout": (("unanswerable_heldout4.jsonl", "bundled_queries_heldout4.jsonl"),),
 }
 
 

@@ -38,9 +38,21 @@ def test_unicode_and_prose_punctuation():
 
 def test_query_terms_separates_meaningful_words_from_identifiers_and_values():
     terms, words = query_terms("Get the temperature of building TamgDh8N9YH, then getUserProfile 42")
-    assert [w for w, _ in words] == ["get", "temperatur", "build"]  # "then" is filler
+    # "then" is filler, "42" a value; an identifier counts by its compound, which the searcher keeps
+    # only where the catalog knows it (a command or a tool's name, not a value)
+    assert [w for w, _ in words] == ["get", "temperatur", "build", "tamg_dh_8_n_9_yh", "get_user_profil"]
     assert dict(words)["temperatur"] == "temperature"  # the unstemmed word, for typo correction
-    assert "get_user_profil" in terms and "42" in terms
+    assert "get_user_profil" in terms and "42" in terms and "user" in terms
+
+
+def test_quoted_text_and_json_literals_are_searched_but_not_meaningful_words():
+    terms, words = query_terms("grep -rn 'missing token' in src")
+    assert {"miss", "token"} <= set(terms) and [w for w, _ in words] == ["grep", "rn", "src"]
+    terms, words = query_terms('merge {"debug": false, "port": 80} with “the defaults”')
+    assert {"debug", "port", "default"} <= set(terms) and [w for w, _ in words] == ["merg"]
+    # an apostrophe is no quote, and a request made only of a quotation keeps its words
+    assert [w for w, _ in query_terms("what's in Shishir's notes")[1]] == ["shishir", "note"]
+    assert [w for w, _ in query_terms('"hello world"')[1]] == ["world"]
 
 
 def test_filler_words_are_dropped_unless_nothing_else_is_asked():
@@ -81,8 +93,9 @@ def test_cjk_runs_index_as_bigrams_and_single_characters_as_words():
 
 
 def test_query_terms_per_chunk_cache_equals_token_by_token_analysis():
-    # The reference is the token-by-token loop query analysis used before the per-chunk cache.
-    from toolsearch.index.analysis import _CHUNK, _HAS_CJK, _PLAIN_WORD, _chunk_tokens, _normalize, fold
+    # The reference is the token-by-token loop query analysis used before the per-chunk cache (texts
+    # without quotes: quoted words are tested above).
+    from toolsearch.index.analysis import _CHUNK, _HAS_CJK, _PLAIN_WORD, _chunk_tokens, _normalize, fold, is_compound
 
     def reference(text):
         terms, words = {}, {}
@@ -94,7 +107,7 @@ def test_query_terms_per_chunk_cache_equals_token_by_token_analysis():
                 term = _normalize(token)
                 if term is not None:
                     terms[term] = None
-                    if plain:
+                    if plain or is_compound(term):
                         words.setdefault(term, token.lower())
         return list(terms), list(words.items())
 

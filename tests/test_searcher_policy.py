@@ -85,6 +85,21 @@ def test_unanswerable_requests_get_no_match_while_real_ones_are_answered():
         assert s.search(query), query
 
 
+def test_commands_and_quoted_arguments_are_judged_by_the_command():
+    # The values a request operates on (file names, quoted text) are not words a tool must hold; a
+    # command the catalog knows as an identifier ("url-encode", "sha256sum") is.
+    tools = [Tool(name="url_encode", description="Percent-encode text for use in a URL."),
+             Tool(name="hash_file", description="Checksum of a file, as sha256sum or md5sum print it."),
+             Tool(name="grep", description="Search files for lines matching a pattern.")]
+    tools += [Tool(name=f"noise_{i}", description=f"Unrelated helper number {i} for widgets.") for i in range(40)]
+    s = Searcher([Skill(name="dev", tools=tools)])
+    assert s.search('url-encode "café & crème brûlée"')[0].name == "url_encode"
+    assert s.search("sha256sum dist/app-1.4.2.tar.gz")[0].name == "hash_file"
+    assert s.search("grep 'missing token' in the logs")[0].name == "grep"
+    # an identifier the catalog does not know is a value, and no evidence of a match either way
+    assert s.search("frobnicate_widget_v2 now") == []
+
+
 def test_strength_rule_is_what_rejects_a_shallow_match_in_a_large_catalog():
     # 400 tools: the coffee maker shares only the common words "make" and "cup" with the request.
     tools = [Tool(name=f"make_holder_{i}", description=f"Make cup holder model {i} from parts.") for i in range(200)]

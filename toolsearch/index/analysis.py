@@ -229,15 +229,29 @@ def query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     return terms, words
 
 
+# Quoted text, and JSON objects or lists, are what a request operates on ("grep 'FIXME' in src",
+# "url-encode \"café & crème\"", "merge {\"port\": 80} with ..."), not what it asks for.
+_LITERAL = re.compile(r"""(?<![^\W_])'[^'\n]{1,300}'(?![^\W_])|"[^"\n]{1,300}"|`[^`\n]{1,300}`|‘[^’\n]{1,300}’"""
+                      r"""|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|\{[^{}\n]{0,400}\}|\[[^\[\]\n]{0,400}\]""")
+
+
 def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every chunk's terms are searched; the words of quoted text and JSON literals are not meaningful
+    words a hit must cover (unless the query has no other words)."""
     terms: dict[str, None] = {}
     words: dict[str, str] = {}
+    literal_words: dict[str, str] = {}
+    literals = [m.span() for m in _LITERAL.finditer(text)] if any(c in text for c in "'\"`‘“«「{[") else []
     query_chunk = _query_chunk
-    for chunk in _CHUNK.findall(text):
-        for term, word in query_chunk(chunk):
+    for match in _CHUNK.finditer(text):
+        start = match.start()
+        inside = literal_words if literals and any(a <= start < b for a, b in literals) else words
+        for term, word in query_chunk(match.group()):
             terms[term] = None
             if word is not None:
-                words.setdefault(term, word)
+                inside.setdefault(term, word)
+    if not words:
+        words = literal_words
     return list(terms), list(words.items())
 
 
@@ -250,7 +264,10 @@ def _query_chunk(chunk: str) -> tuple[tuple[str, str | None], ...]:
     # A plain word, or a CJK bigram: words whose absence from every hit counts against the hits.
     plain = _HAS_CJK.search(chunk) is not None or (
         len(tokens) == 1 and _PLAIN_WORD.match(fold(chunk)) is not None)
-    return tuple((term, token.lower() if plain else None)
+    # An identifier's compound ("url-encode", "sha256sum") is a meaningful word too, but only where the
+    # catalog knows it (the searcher drops unknown compounds): a command or a tool's own name, unlike
+    # a file name or a value passed as an argument.
+    return tuple((term, token.lower() if plain or is_compound(term) else None)
                  for token in tokens if (term := _normalize(token)) is not None)
 
 

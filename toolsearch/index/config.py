@@ -27,7 +27,7 @@ strength bar of 2.0 keeps 95 of 98 at 5,000 tools with 21 noise clauses, where c
 
 The no-good-match knobs (`min_strength` 1.2, `min_single_strength` 1.8, `min_matched_idf` 0.2,
 `min_full_strength` 1.0, and for the hybrid `min_dense_similarity` 0.32, `dense_only_similarity` 0.45,
-`dense_overrule_strength` 3.0, `dense_overrule_two_words` 1.6) were calibrated on the CALIBRATION sets of
+`dense_overrule_strength` 3.0, since 2.5, `dense_overrule_two_words` 1.6) were calibrated on the CALIBRATION sets of
 benchmarks/data/abstention: 240 unanswerable requests in two files (90, then 150 written after the
 first held-out results were seen in aggregate, without opening the held-out files: the first set had
 proved too small, BFCL BM25F abstaining on 88% of it and 72% held out), answerable: 73 + 43
@@ -72,6 +72,21 @@ lost). The knobs stay; the bundled skills got the words their calibration misses
 plus, minus, times, divided by; run_command: npm, pip, install; make_dir: mkdir in its description):
 bundled answered 96.2% -> 97.3% (BM25F) and 96.2% -> 97.8% (hybrid), Recall@5 .951 -> .962 and
 .951 -> .968, against .989 with the rule off.
+
+Fourth round (the same evening): two held-out sets written by other helpers scored far lower than the
+calibration data (BFCL BM25F 58%, hybrid 72%; README), so both joined the calibration data and a
+fourth set was written for the figures. On the pooled data (unanswerable: bundled 686, BFCL 311,
+Seal-Tools 380; bundled answerable 305) the misses of the answerable side were short technical
+requests: "sha256sum dist/app-1.4.2.tar.gz", 'url-encode "café & crème brûlée"', "grep -rn 'FIXME'
+src". Two changes to what counts as a meaningful word (analysis.query_terms, Searcher._query): quoted
+text and JSON literals are arguments, searched but not words a hit must hold; an identifier's compound
+("sha256sum", "url-encode") is one, where the catalog knows it. Bundled answered 94.1% -> 95.1% and
+Recall@5 .923 -> .933 (BM25F), BFCL answered +0.2 points, Seal-Tools abstention -0.3 (one request).
+`dense_overrule_strength` 3.0 -> 2.5: the hybrid's bundled answered share on the two sets 84.2% ->
+88.3%, Recall@5 .821 -> .863, and nothing else moved (no request of BFCL, Seal-Tools or the
+calibration sets lies between the two bars). Tried and not kept: the two-word bar counted on the top
+hit alone (BFCL +6 points of abstention for -1.6 of answered, the curve the knobs already give), and
+a dense gate at 0.36 (BFCL +3.4 points, -0.7 answered; bundled -1.6 answered).
 
 Boosts, k1 and b are applied when a searcher opens (the index stores raw counts), so changing them never
 forces a rebuild.
@@ -176,7 +191,7 @@ class SearchConfig:
     min_relative_score: float = 0.9
     min_dense_similarity: float = 0.32
     dense_only_similarity: float = 0.45
-    dense_overrule_strength: float = 3.0
+    dense_overrule_strength: float = 2.5
     dense_overrule_two_words: float = 1.6
     rerank: Literal["off", "rerank", "hybrid"] = "off"
     embedder: Any = None

@@ -33,7 +33,7 @@ from .._errors import ConfigError, SkillError
 from ..catalog.hits import Hit, ToolRef
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
-from .analysis import is_cjk, query_terms, split_clauses
+from .analysis import is_cjk, is_compound, query_terms, split_clauses
 from .config import SearchConfig
 from .documents import FIELDS
 from .fuzzy import FuzzyVocabulary, max_edits_for
@@ -494,13 +494,14 @@ class Searcher:
         terms, words = query_terms(text)
         scorer = state.scorer
         scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
-        # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"): it is
-        # searched, but not a word whose absence should count against the hits.
+        # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"), and an
+        # identifier the index has never seen is a value ("backup_2023.zip"): both are searched, but
+        # are not words whose absence should count against the hits.
         meaningful, known, weight = [], [], []  # the words, whether the catalog has each, their idf
         df, idf = scorer.df, scorer.idf
         for term, _ in words:
             seen = df(term) > 0
-            if seen or not is_cjk(term):
+            if seen or not (is_cjk(term) or is_compound(term)):
                 meaningful.append(term)
                 known.append(seen)
                 weight.append(idf(term))

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from functools import lru_cache
 from itertools import chain
 from typing import Iterator
@@ -231,8 +232,10 @@ def query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
 
 # Quoted text, and JSON objects or lists, are what a request operates on ("grep 'FIXME' in src",
 # "url-encode \"café & crème\"", "merge {\"port\": 80} with ..."), not what it asks for.
-_LITERAL = re.compile(r"""(?<![^\W_])'[^'\n]{1,300}'(?![^\W_])|"[^"\n]{1,300}"|`[^`\n]{1,300}`|‘[^’\n]{1,300}’"""
-                      r"""|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」|\{[^{}\n]{0,400}\}|\[[^\[\]\n]{0,400}\]""")
+_LITERAL = re.compile(r"""(?<![^\W_])'[^'\n]{1,300}'(?![^\W_])|"[^"\n]{1,300}"|`[^`\n]{1,300}`"""
+                      r"""|‘[^’\n]{1,300}’|“[^”\n]{1,300}”|«[^»\n]{1,300}»|「[^」\n]{1,300}」"""
+                      r"""|\{[^{}\n]{0,400}\}|\[[^\[\]\n]{0,400}\]""")
+_OPENERS = "'\"`‘“«「{["
 
 
 def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -241,11 +244,18 @@ def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     terms: dict[str, None] = {}
     words: dict[str, str] = {}
     literal_words: dict[str, str] = {}
-    literals = [m.span() for m in _LITERAL.finditer(text)] if any(c in text for c in "'\"`‘“«「{[") else []
+    # The literals' spans, in order and disjoint: a chunk is inside the last one starting at or before it.
+    starts: list[int] = []
+    ends: list[int] = []
+    if any(c in text for c in _OPENERS):
+        for m in _LITERAL.finditer(text):
+            starts.append(m.start())
+            ends.append(m.end())
     query_chunk = _query_chunk
     for match in _CHUNK.finditer(text):
         start = match.start()
-        inside = literal_words if literals and any(a <= start < b for a, b in literals) else words
+        i = bisect_right(starts, start) - 1
+        inside = literal_words if i >= 0 and start < ends[i] else words
         for term, word in query_chunk(match.group()):
             terms[term] = None
             if word is not None:

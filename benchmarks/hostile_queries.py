@@ -35,6 +35,9 @@ def _queries() -> dict[str, str]:
         "500 misspelled words": words,
         "typos of real words, clauses": ("creat invoise for custmer, then sendd emial to the acount "
                                          "managr and also updat the tickett. " * 60),
+        # quoted text and JSON are found by a regex before the chunks are read (analysis._LITERAL)
+        "quotes, braces, brackets": "'ab' \"cd\" {ef} [gh] `ij` " * 160,
+        "unclosed quotes": "\"word 'word " * 400,
     }
 
 

@@ -169,3 +169,17 @@ def test_on_a_real_index_a_one_word_request_needs_a_word_that_weighs():
     assert Searcher(s.catalog, config=SearchConfig(min_full_strength=0)).search("archive")
     assert s.search("today")[0].name == "weather_today"  # in 101 tools, but in this one's name
     assert s.search("dairy")  # in the descriptions of two tools
+
+
+def test_evidence_tells_why_a_request_got_no_answer_in_the_knobs_units():
+    s = Searcher(errands_catalog())
+    refused = s.evidence("digest of my password")  # one word shared, below the one-word bar
+    assert not refused.answered and refused.shared == 1 and refused.closest is None
+    assert CONFIG.min_strength > 0 and refused.strength < CONFIG.min_single_strength
+    assert refused.words == 2 and 0 < refused.coverage < 1  # "digest" found, "password" not
+    served = s.evidence("sha256 digest of my text")
+    assert served.answered and served.shared >= 2 and served.strength >= CONFIG.min_strength
+    assert served.answered == bool(s.search("sha256 digest of my text"))
+    named = s.evidence("sha256_digest")  # an exact name: answered with no ranking evidence
+    assert named.answered and named.words == 0
+    assert s.evidence("").answered is False

@@ -16,6 +16,7 @@
 
 from .config import SearchConfig
 from .searcher import Reranker, Searcher
+from .verdict import Evidence
 from .store import BuildReport
 
-__all__ = ["BuildReport", "Reranker", "SearchConfig", "Searcher"]
+__all__ = ["BuildReport", "Evidence", "Reranker", "SearchConfig", "Searcher"]

@@ -41,7 +41,7 @@ from .needs import allocate, budget, fuse, round_robin
 from .postings import Postings
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
-from .verdict import Verdict, coverage, judge, judging_weights
+from .verdict import Evidence, Verdict, coverage, judge, judging_weights
 
 __all__ = ["Reranker", "Searcher"]
 
@@ -312,6 +312,20 @@ class Searcher:
         if self._reranker:
             hits = _kept(self._reranker.rerank(text, hits, n + _extra(keep)), state, keep)
         return hits[:n]
+
+    def evidence(self, query: str, k: int = 5) -> Evidence:
+        """What the no-good-match rule sees for `query` (for tuning its knobs on a catalog and for
+        telling a user why a request got no answer). A query answered by exact name or `select:`
+        is answered with no ranking evidence."""
+        state, text = self._state, self._clean(query, k)
+        answered = bool(self.search(query, k))
+        if self._direct(state, text) is not None:
+            return Evidence(answered, 0.0, 1.0, 1.0, 0, 0, None)
+        ranked, verdict, _ = self._rank(state, text, k, k, None, self._needs(text))
+        n_docs = state.scorer.n_docs
+        return Evidence(answered, verdict.strength(n_docs) if ranked else 0.0, verdict.coverage,
+                        verdict.top_coverage, len(verdict.weights),
+                        verdict.distinct_matched(self.config.min_matched_idf, n_docs), self._closest(text))
 
     def _next_best(self, state: _State, needs: list[str], allow: Callable[[Tool], bool] | None,
                    keep: np.ndarray, n: int) -> list[Ranked]:

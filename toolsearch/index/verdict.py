@@ -15,7 +15,7 @@ from .config import SearchConfig
 from .documents import FIELDS
 from .scoring import Ranked
 
-__all__ = ["Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words"]
+__all__ = ["Evidence", "Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 _NAME = 1 << FIELDS.index("name")  # the name field's bit in Ranked.fields
@@ -127,6 +127,29 @@ class Verdict:
         return strength >= config.dense_overrule_strength or (
             0 < config.dense_overrule_two_words <= strength
             and self.distinct_matched(config.min_matched_idf, n_docs) >= 2)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the no-good-match rule saw for one query (`Searcher.evidence`): why a search did or did not
+    answer, in the units the knobs of `SearchConfig` use.
+
+    answered      whether `Searcher.search` returns hits for the query
+    strength      the top BM25F score in rarest-idf units (`Verdict.strength`; 0 with no ranking)
+    coverage      idf-weighted share of the query's meaningful words held by the judged hits
+    top_coverage  the same share for the top hit alone
+    words         the query's meaningful words (stopwords, numbers and unknown identifiers excluded)
+    shared        the most distinctive meaningful words one judged hit shares with the query
+    closest       the best cosine between the query and any tool (hybrid), else None
+    """
+
+    answered: bool
+    strength: float
+    coverage: float
+    top_coverage: float
+    words: int
+    shared: int
+    closest: float | None
 
 
 def _small_catalog_scale(n_docs: int) -> float:

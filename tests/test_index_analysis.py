@@ -47,12 +47,25 @@ def test_query_terms_separates_meaningful_words_from_identifiers_and_values():
 
 def test_quoted_text_and_json_literals_are_searched_but_not_meaningful_words():
     terms, words = query_terms("grep -rn 'missing token' in src")
-    assert {"miss", "token"} <= set(terms) and [w for w, _ in words] == ["grep", "rn", "src"]
+    assert {"miss", "token", "rn"} <= set(terms) and [w for w, _ in words] == ["grep", "src"]
     terms, words = query_terms('merge {"debug": false, "port": 80} with “the defaults”')
     assert {"debug", "port", "default"} <= set(terms) and [w for w, _ in words] == ["merg"]
     # an apostrophe is no quote, and a request made only of a quotation keeps its words
     assert [w for w, _ in query_terms("what's in Shishir's notes")[1]] == ["shishir", "note"]
     assert [w for w, _ in query_terms('"hello world"')[1]] == ["world"]
+
+
+def test_paths_and_command_line_flags_are_searched_but_not_meaningful_words():
+    terms, words = query_terms("mkdir -p build/reports/coverage")
+    assert {"build", "report", "coverag"} <= set(terms) and [w for w, _ in words] == ["mkdir"]
+    assert [w for w, _ in query_terms("rm -rf tmp/cache, then ls ./docs/ and cat /etc/hosts")[1]] == ["rm", "ls", "cat"]
+    assert [w for w, _ in query_terms("fetch https://example.com/api/v2/users now")[1]] == ["fetch", "now"]
+    # a slash between two short parts is a word's; a hyphen inside a word or before a number is no flag
+    assert [w for w, _ in query_terms("convert 60 km/h to m/s")[1]] == ["convert", "km"]
+    assert [w for w, _ in query_terms("I/O errors in the e-mail follow-up, -5 degrees")[1]] == [
+        "error", "e_mail", "follow_up", "degre"]
+    assert [w for w, _ in query_terms("ls docs/")[1]] == ["ls"]
+    assert [w for w, _ in query_terms("docs/ tmp/")[1]] == ["doc", "tmp"]  # nothing else: its words
 
 
 def test_filler_words_are_dropped_unless_nothing_else_is_asked():

@@ -239,24 +239,56 @@ _LITERAL = re.compile(r"""(?=["'`‘“«「{\[])(?:(?<![^\W_])'[^'\n]{1,300}'(?
 
 
 def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """Every chunk's terms are searched; the words of quoted text and JSON literals are not meaningful
-    words a hit must cover (unless the query has no other words)."""
+    """Every chunk's terms are searched; the words of arguments (quoted text, JSON literals, paths and
+    command-line flags) are not meaningful words a hit must cover (unless the query has no other words)."""
     terms: dict[str, None] = {}
     words: dict[str, str] = {}
     first = _LITERAL.search(text)
-    if first is None:  # most requests
+    if first is None and not _may_hold_path_or_flag(text):  # most requests
         _add_chunks(text, terms, words)
         return list(terms), list(words.items())
     # No chunk straddles a literal's edge (quotes, braces and brackets are no chunk characters), so the
     # text is read in pieces: between the literals, then each literal, in order.
-    literal_words: dict[str, str] = {}
+    argument_words: dict[str, str] = {}
     done = 0
-    for m in _LITERAL.finditer(text, first.start()):
-        _add_chunks(text[done:m.start()], terms, words)
-        _add_chunks(m.group(), terms, literal_words)
-        done = m.end()
+    if first is not None:
+        for m in _LITERAL.finditer(text, first.start()):
+            _add_outside_literals(text[done:m.start()], terms, words, argument_words)
+            _add_chunks(m.group(), terms, argument_words)
+            done = m.end()
+    _add_outside_literals(text[done:], terms, words, argument_words)
+    return list(terms), list((words or argument_words).items())
+
+
+# Paths and command-line flags are arguments too: "mkdir -p build/reports/coverage" asks for mkdir, not
+# for tools about builds, reports or coverage. A slash between two short parts is a word's ("km/h",
+# "I/O", "and/or", "24/7").
+_FLAG = re.compile(r"--?[^\W\d_][\w-]*")
+_PATH_OR_FLAG_CANDIDATE = re.compile(r"(?<!\S)(?=-|[^\s/]*/)\S+")  # a token holding a slash or led by "-"
+
+
+def _may_hold_path_or_flag(text: str) -> bool:
+    return "/" in text or " -" in text or text[:1] == "-"
+
+
+def _is_path_or_flag(token: str) -> bool:
+    token = token.rstrip(",.;:!?)")
+    if token[:1] == "-":
+        return _FLAG.fullmatch(token) is not None
+    head, slash, tail = token.partition("/")
+    return bool(slash) and ("/" in tail or not head or not tail or len(head) > 3 or len(tail) > 3)
+
+
+def _add_outside_literals(text: str, terms: dict[str, None], words: dict[str, str],
+                          argument_words: dict[str, str]) -> None:
+    done = 0
+    if _may_hold_path_or_flag(text):
+        for m in _PATH_OR_FLAG_CANDIDATE.finditer(text):  # whole space-separated tokens: no chunk straddles
+            if _is_path_or_flag(m.group()):
+                _add_chunks(text[done:m.start()], terms, words)
+                _add_chunks(m.group(), terms, argument_words)
+                done = m.end()
     _add_chunks(text[done:], terms, words)
-    return list(terms), list((words or literal_words).items())
 
 
 def _add_chunks(text: str, terms: dict[str, None], words: dict[str, str]) -> None:

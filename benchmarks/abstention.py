@@ -8,7 +8,7 @@ For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (data.py, 
   data, the "test" half is held out), for the bundled skills `load_bundled_queries`: the share that
   still gets hits, and their Recall@5 next to `bm25f-noabstain` (the same search with the rule off).
 
-Which files make each part: `data.ABSTENTION_FILES` (five calibration sets, the last three of them held
+Which files make each part: `data.ABSTENTION_FILES` (seven calibration sets, the last five of them held
 out until their results were read, and the held-out set; benchmarks/data/abstention/README.md).
 
 "heldout" figures were never used to choose anything; the issue-14 targets are judged on them (targets.py

@@ -49,7 +49,11 @@ def test_search_prints_ranked_hits_and_json(catalog, tmp_path, capsys):
     assert set(hits[0]) == {"rank", "name", "score", "skill", "matched", "description"}
     assert main([*base, "zzzz qqqq"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "" and "no good match" in captured.err
+    assert captured.out == "" and "no good match: no tool shares a meaningful word" in captured.err
+    assert main([*base, "workspace", "ergonomics", "for", "my", "back", "pain"]) == 0  # one word of four
+    captured = capsys.readouterr()
+    assert captured.out == "" and "hold 18% of the request's 4 meaningful words (bar: min_coverage" in captured.err
+    assert "share 1 distinctive word(s)" in captured.err and "min_single_strength 1.8" in captured.err
 
 
 def test_rank_writes_one_line_per_query(catalog, tmp_path, capsys):

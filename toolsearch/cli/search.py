@@ -17,7 +17,7 @@ from ..catalog.bundled import default_catalog_path
 from ._catalog import require_tools
 
 __all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "normalize_rerank",
-           "open_searcher", "run"]
+           "open_searcher", "run", "why_no_match"]
 
 DEFAULT_INDEX = "indexes/default"
 
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     if not query.strip():
         raise ConfigError("the query is empty; say what the tool should do, e.g. 'weather forecast'")
-    hits = open_searcher(args).search(query, args.k)
+    searcher = open_searcher(args)
+    hits = searcher.search(query, args.k)
     for rank, hit in enumerate(hits, 1):
         if args.json:
             print(json.dumps({"rank": rank, "name": hit.name, "score": hit.score, "skill": hit.skill,
@@ -106,5 +107,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"{rank:>2}. {hit.name}  {hit.score:.3f}  [{hit.skill}] "
                   f"({', '.join(hit.matched)})  {line}")
     if not hits and not args.json:
-        print("no good match", file=sys.stderr)
+        print(f"no good match: {why_no_match(searcher, query, args.k)}", file=sys.stderr)
     return 0
+
+
+def why_no_match(searcher: Any, query: str, k: int) -> str:
+    """The evidence the no-good-match rule saw, next to the bars it is held to (`SearchConfig`)."""
+    e, config = searcher.evidence(query, k), searcher.config
+    if e.strength == 0:
+        return "no tool shares a meaningful word with the request"
+    text = (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "
+            f"min_coverage {config.min_coverage:.0%}) and share {e.shared} distinctive word(s) with it, "
+            f"strength {e.strength:.2f} (bars: min_single_strength {config.min_single_strength} with one "
+            f"shared word, min_strength {config.min_strength} with two)")
+    if e.closest is not None:
+        text += f"; best cosine {e.closest:.2f} (min_dense_similarity {config.min_dense_similarity})"
+    return text

@@ -34,7 +34,9 @@ __all__ = ["RULED", "abstention_rows", "answerable", "answerable_side", "figures
            "markdown", "unanswerable"]
 
 RULED: tuple[str, ...] = ("bm25f", "hybrid", "bm25f-noabstain")
-K = 10  # ranked like the quality suite; Recall@5 is read from the top 5
+# Both sides are searched as a user searches by default, for 5 hits: the verdict is judged on the hits a
+# search returns, so a longer ranking (k=10) would answer more requests of both kinds.
+K = 5
 _HALVES = {"calibration": "tune half", "heldout": "test half"}
 
 
@@ -69,9 +71,9 @@ def header(catalog: str, quick: bool = False) -> dict[str, Any]:
             "answerable_label": {p: _label(catalog, p) for p in ABSTENTION_PARTS}, "engines": {}}
 
 
-def judge(engine: Engine, requests: list[str], k: int = 5) -> dict[str, Any]:
+def judge(engine: Engine, requests: list[str]) -> dict[str, Any]:
     """Abstention of one engine on unanswerable requests (and which ones it answered, for reading)."""
-    answered = [q for q in requests if engine.search(q, k)]
+    answered = [q for q in requests if engine.search(q, K)]
     return {"unanswerable": len(requests), "abstained": 1 - len(answered) / max(len(requests), 1),
             "answered_examples": answered[:5]}
 
@@ -87,19 +89,15 @@ def _rank(engine: Engine, queries: list[Query]) -> list[tuple[list[str], tuple[s
     return [(engine.search(q.text, K), q.gold) for q in queries]
 
 
-def figures(engine: Engine, name: str, catalog: str, *, quick: bool = False,
-            heldout_rankings: list[tuple[list[str], tuple[str, ...]]] | None = None) -> dict[str, Any]:
+def figures(engine: Engine, name: str, catalog: str, *, quick: bool = False) -> dict[str, Any]:
     """One engine on one catalog: held-out figures at the top level, calibration ones under
-    "calibration". `heldout_rankings`: the held-out answerable side when the caller ranked it already
-    (the quality suite's test half); else it is ranked here."""
-    if heldout_rankings is None:
-        heldout_rankings = _rank(engine, answerable(catalog, "heldout", quick))
+    "calibration"."""
     calibration = judge(engine, unanswerable(catalog, "calibration", quick))
     queries = answerable(catalog, "calibration", quick) if name in RULED else []
     if queries:
         calibration.update(answerable_side(_rank(engine, queries)))
-    return {**judge(engine, unanswerable(catalog, "heldout", quick)), **answerable_side(heldout_rankings),
-            "calibration": calibration}
+    return {**judge(engine, unanswerable(catalog, "heldout", quick)),
+            **answerable_side(_rank(engine, answerable(catalog, "heldout", quick))), "calibration": calibration}
 
 
 def _cells(e: dict[str, Any]) -> list[Any]:

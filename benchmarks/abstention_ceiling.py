@@ -69,9 +69,10 @@ def collect(catalog: str, mode: str) -> list[dict[str, Any]]:
         searcher = build_engine(mode, tools, index_dir=Path(tmp), skills=skills).searcher
         rows = []
         for r in _requests(catalog):
-            e = searcher.evidence(r["text"], 5)
-            hits = [h.name for h in searcher.search(r["text"], 5)] if r["gold"] else []
-            rows.append({**r, **asdict(e), "recall": recall_at(hits, frozenset(r["gold"]), 5) if r["gold"] else 0.0})
+            # searched as the abstention suite searches (5 hits, no adaptive cut)
+            hits = [h.name for h in searcher.search(r["text"], abstention.K, adaptive=False)]
+            rows.append({**r, **asdict(searcher.evidence(r["text"], abstention.K)), "answered": bool(hits),
+                         "recall": recall_at(hits, frozenset(r["gold"]), 5) if r["gold"] else 0.0})
         searcher.close()
     return rows
 

@@ -16,7 +16,7 @@
 
 from .config import SearchConfig
 from .searcher import Reranker, Searcher
-from .verdict import Evidence
 from .store import BuildReport
+from .verdict import Evidence
 
 __all__ = ["BuildReport", "Evidence", "Reranker", "SearchConfig", "Searcher"]

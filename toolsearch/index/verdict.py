@@ -138,7 +138,8 @@ class Evidence:
     strength      the top BM25F score in rarest-idf units (`Verdict.strength`; 0 with no ranking)
     coverage      idf-weighted share of the query's meaningful words held by the judged hits
     top_coverage  the same share for the top hit alone
-    words         the query's meaningful words (stopwords, numbers and unknown identifiers excluded)
+    words         the query's meaningful words (not stopwords, numbers, arguments such as quoted text
+                  or paths, nor identifiers the catalog does not know)
     shared        the most distinctive meaningful words one judged hit shares with the query
     closest       the best cosine between the query and any tool (hybrid), else None
     """

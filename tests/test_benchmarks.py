@@ -372,3 +372,32 @@ def test_embedding_engines_find_the_obvious_tool(tmp_path):
     for name in ("hybrid", "dense"):
         engine = build_engine(name, tools, index_dir=tmp_path / name)
         assert target.name in engine.search(target.description, 3), name
+
+
+def test_abstention_ceiling_reads_the_operating_point_the_issue_sets():
+    """benchmarks/abstention_ceiling.py on made-up evidence: separable catalogs reach full abstention at
+    95% answered, and the calibrated floor keeps 95% of the calibration part's answerable requests."""
+    pytest.importorskip("sklearn")
+    import random
+
+    from benchmarks import abstention_ceiling as ceiling
+
+    rng = random.Random(3)
+
+    def row(answerable: bool, part: str, shift: float) -> dict:
+        strength = rng.uniform(2.0, 4.0) if answerable else rng.uniform(0.0, 1.5)
+        return {"gold": ("t",) if answerable else (), "part": part, "answered": answerable or rng.random() < 0.3,
+                "strength": strength + shift, "coverage": 0.5, "top_coverage": 0.5, "words": 3, "shared": 1,
+                "closest": None, "recall": 1.0 if answerable else 0.0}
+
+    data = {c: [row(a, p, shift) for a in (True, False) for p in ("calibration", "heldout") for _ in range(60)]
+            for c, shift in (("a", 0.0), ("b", 0.0), ("c", 3.0))}
+    assert ceiling.per_catalog(data["a"], "bm25f") == 1.0
+    moved = ceiling.leave_one_out(data, "bm25f", "c")  # c's scores sit 3 higher: the threshold lands wrong
+    assert moved["answered"] == 1.0 and moved["abstained"] < 0.5
+    fitted = ceiling.calibrated(data["a"], "bm25f")
+    fit = [r for r in data["a"] if r["gold"] and r["part"] == "calibration"]
+    assert 2.0 < fitted["floor"] and sum(r["strength"] >= fitted["floor"] for r in fit) / len(fit) >= 0.95
+    assert fitted["calibrated"]["abstained"] >= fitted["shipped"]["abstained"]
+    assert "| bm25f | a |" in ceiling.markdown({"modes": {"bm25f": {"a": {
+        **fitted, "shipped_all": fitted["shipped"], "per_catalog": 1.0, "leave_one_out": moved}}}})

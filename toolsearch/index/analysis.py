@@ -243,20 +243,13 @@ def _query_terms(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     command-line flags) are not meaningful words a hit must cover (unless the query has no other words)."""
     terms: dict[str, None] = {}
     words: dict[str, str] = {}
-    first = _LITERAL.search(text)
-    if first is None and not _may_hold_path_or_flag(text):  # most requests
-        _add_chunks(text, terms, words)
-        return list(terms), list(words.items())
-    # No chunk straddles a literal's edge (quotes, braces and brackets are no chunk characters), so the
-    # text is read in pieces: between the literals, then each literal, in order.
     argument_words: dict[str, str] = {}
     done = 0
-    if first is not None:
-        for m in _LITERAL.finditer(text, first.start()):
-            _add_outside_literals(text[done:m.start()], terms, words, argument_words)
-            _add_chunks(m.group(), terms, argument_words)
-            done = m.end()
-    _add_outside_literals(text[done:], terms, words, argument_words)
+    for start, end in _arguments(text):  # no chunk straddles an argument's edge
+        _add_chunks(text[done:start], terms, words)
+        _add_chunks(text[start:end], terms, argument_words)
+        done = end
+    _add_chunks(text[done:], terms, words)
     return list(terms), list((words or argument_words).items())
 
 
@@ -267,8 +260,30 @@ _FLAG = re.compile(r"--?[^\W\d_][\w-]*")
 _PATH_OR_FLAG_CANDIDATE = re.compile(r"(?<!\S)(?=-|[^\s/]*/)\S+")  # a token holding a slash or led by "-"
 
 
+def _arguments(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of a query's arguments, in order: its literals (quotes, braces and brackets are no chunk
+    characters), and the paths and flags between them (whole space-separated tokens)."""
+    first = _LITERAL.search(text)
+    if first is None and not _may_hold_path_or_flag(text):  # most requests
+        return
+    done = 0
+    for m in _LITERAL.finditer(text, first.start()) if first is not None else ():
+        yield from _paths_and_flags(text, done, m.start())
+        yield m.span()
+        done = m.end()
+    yield from _paths_and_flags(text, done, len(text))
+
+
 def _may_hold_path_or_flag(text: str) -> bool:
     return "/" in text or " -" in text or text[:1] == "-"
+
+
+def _paths_and_flags(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    piece = text[start:end]  # sliced: a literal's edge starts a token
+    if _may_hold_path_or_flag(piece):
+        for m in _PATH_OR_FLAG_CANDIDATE.finditer(piece):
+            if _is_path_or_flag(m.group()):
+                yield start + m.start(), start + m.end()
 
 
 def _is_path_or_flag(token: str) -> bool:
@@ -277,18 +292,6 @@ def _is_path_or_flag(token: str) -> bool:
         return _FLAG.fullmatch(token) is not None
     head, slash, tail = token.partition("/")
     return bool(slash) and ("/" in tail or not head or not tail or len(head) > 3 or len(tail) > 3)
-
-
-def _add_outside_literals(text: str, terms: dict[str, None], words: dict[str, str],
-                          argument_words: dict[str, str]) -> None:
-    done = 0
-    if _may_hold_path_or_flag(text):
-        for m in _PATH_OR_FLAG_CANDIDATE.finditer(text):  # whole space-separated tokens: no chunk straddles
-            if _is_path_or_flag(m.group()):
-                _add_chunks(text[done:m.start()], terms, words)
-                _add_chunks(m.group(), terms, argument_words)
-                done = m.end()
-    _add_chunks(text[done:], terms, words)
 
 
 def _add_chunks(text: str, terms: dict[str, None], words: dict[str, str]) -> None:

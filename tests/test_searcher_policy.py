@@ -164,13 +164,34 @@ def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request(
     assert s.search("qwerty zxcvb") == []  # BM25F finds nothing, and neither do the vectors
     assert s.search("gadgets and widgets for a joke")  # BM25F matches noise, the vectors agree
     gated = Searcher(office_skills(), config=SearchConfig(
-        rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99, dense_overrule_strength=0))
-    assert gated.search("send an email with attachments") == []  # the gate overrides a lexical match
-    overruled = Searcher(office_skills(), config=SearchConfig(
         rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99))
-    # ... unless the words match squarely (strength >= dense_overrule_strength): short technical
-    # requests embed poorly
-    assert overruled.search("send an email with attachments")[0].name == "send_email"
+    # the gate's floor: nothing overrules it, not even a square word match
+    assert gated.search("send an email with attachments") == []
+
+
+def test_dense_bars_are_what_everyday_requests_reach_in_the_catalog():
+    from _embed_helpers import HashingEmbedder
+
+    config = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096))
+    s = Searcher(office_skills(), config=config)
+    low, high = s._reranker.dense_bars(config.dense_gate_quantile, config.dense_answer_quantile)
+    assert 0 < low < high <= 1  # everyday requests share words ("send", "email", "file") with these tools
+    evidence = s.evidence("send an email with attachments")
+    assert evidence.dense_bars == (low, max(high, config.dense_only_similarity))
+    assert evidence.closest >= evidence.dense_bars[1]
+    # Above the upper bar the embedding answers alone, where BM25F's verdict would not ...
+    request = "send an email with attachments to Bob about quarterly numbers"  # BM25F coverage 0.59
+    strict = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096), min_coverage=1.0)
+    assert Searcher(office_skills(), config=strict).search(request)[0].name == "send_email"
+    # ... and between the bars BM25F's verdict decides.
+    between = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096), min_coverage=1.0, dense_only_similarity=1)
+    assert Searcher(office_skills(), config=between).search(request) == []
+    # A catalog nearer to everyday life sets higher bars for the same request.
+    errands = [Skill(name="errands", tools=[
+        Tool(name=f"errand_{i}", description=f"{w} for me") for i, w in enumerate(
+            ["book a flight", "order a pizza", "tell me a joke", "call my mom", "book a table for dinner"])])]
+    everyday = Searcher(errands, config=config)
+    assert everyday._reranker.dense_bars(config.dense_answer_quantile)[0] > high
 
 
 @pytest.mark.embed

@@ -58,31 +58,6 @@ def test_coverage_comes_first_and_a_tool_holding_every_word_is_a_match_from_the_
     assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(SearchConfig(min_strength=0), N)
 
 
-def two_words(strength: float, *, coverage: float = 0.6) -> Verdict:
-    """A top tool sharing two distinctive words with the query ("ounces" and "grams")."""
-    return Verdict(coverage=coverage, top_coverage=0.6, top_score=strength * UNIT, weights=(UNIT * 0.8, UNIT * 0.7),
-                   matched=2, groups=(0b11,))
-
-
-def one_word(strength: float) -> Verdict:
-    return Verdict(coverage=0.6, top_coverage=0.6, top_score=strength * UNIT, weights=(UNIT * 0.8, UNIT * 0.7),
-                   matched=1, groups=(0b01,))
-
-
-def test_a_strong_word_match_or_two_shared_words_overrule_the_dense_gate():
-    assert verdict(strength=CONFIG.dense_overrule_strength, matched=1).overrules_dense(CONFIG, N)
-    assert not one_word(CONFIG.dense_overrule_strength * 0.9).overrules_dense(CONFIG, N)
-    # "how many ounces is 250 grams": cosine 0.11 to convert_units, which shares both words
-    bar = CONFIG.dense_overrule_two_words
-    assert CONFIG.min_strength < bar < CONFIG.dense_overrule_strength
-    assert two_words(bar).overrules_dense(CONFIG, N)
-    assert not two_words(bar * 0.9).overrules_dense(CONFIG, N)
-    assert not one_word(bar).overrules_dense(CONFIG, N)  # one ordinary shared word: the gate's very case
-    assert not two_words(bar).overrules_dense(SearchConfig(dense_overrule_two_words=0), N)
-    assert not two_words(9, coverage=0.1).overrules_dense(CONFIG, N)
-    assert not two_words(9).overrules_dense(SearchConfig(dense_overrule_strength=0), N)  # every overrule off
-
-
 def test_matched_words_counts_the_query_words_one_hit_holds():
     hits = [Ranked(0, 3.0, 1, 0b0101), Ranked(1, 2.0, 1, 0b0111), Ranked(2, 1.0, 1, 0)]
     assert matched_words(hits, 4) == 3
@@ -105,14 +80,14 @@ def test_a_word_in_most_tools_does_not_count_as_a_second_shared_word():
     assert Verdict(coverage=0.6, top_coverage=0.6, top_score=between * UNIT, matched=2).answers(CONFIG, N)  # no masks
 
 
-@pytest.mark.parametrize("knob", ["min_single_strength", "dense_overrule_strength", "min_matched_idf",
-                                  "min_full_strength", "dense_overrule_two_words"])
+@pytest.mark.parametrize("knob", ["min_single_strength", "min_matched_idf", "min_full_strength",
+                                  "dense_gate_quantile", "dense_answer_quantile"])
 def test_new_knobs_are_validated(knob):
     with pytest.raises(ConfigError, match=knob):
         SearchConfig(**{knob: -1})
-    if knob == "min_matched_idf":
+    if knob in ("min_matched_idf", "dense_gate_quantile", "dense_answer_quantile"):
         with pytest.raises(ConfigError, match=knob):
-            SearchConfig(min_matched_idf=1.5)
+            SearchConfig(**{knob: 1.5})
 
 
 def errands_catalog() -> list[Skill]:

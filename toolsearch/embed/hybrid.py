@@ -1,9 +1,11 @@
 """`EmbeddingReranker`: the Searcher's embedding rerank (modes "rerank" and "hybrid").
 
-It owns the three moving parts and nothing else: the persisted tool vectors (`EmbeddingStore`, kept in
-step with the Searcher's catalog through `open`/`sync`), the query-vector LRU (`QueryCache`), and the
-fusion arithmetic (`fusion.fuse`). The Searcher hands it the top BM25F candidates; it returns them
-reordered, plus (hybrid) tools only the dense ranking found.
+It owns four moving parts and nothing else: the persisted tool vectors (`EmbeddingStore`, kept in
+step with the Searcher's catalog through `open`/`sync`), the query-vector LRU (`QueryCache`), the
+fusion arithmetic (`fusion.fuse`), and the background requests' best cosines to the catalog
+(`background.Background`, recomputed when the vectors change), from which the Searcher's dense gate
+takes its catalog-relative bars (`dense_bars`). The Searcher hands it the top BM25F candidates; it
+returns them reordered, plus (hybrid) tools only the dense ranking found.
 
 The catalog snapshot and the matching vector snapshot are published together as one tuple, so a search
 racing a registry update sees either the old pair or the new pair, never a mix.
@@ -21,6 +23,7 @@ import numpy as np
 from .._errors import ConfigError
 from ..catalog.hits import Hit
 from ..catalog.registry import Catalog
+from .background import Background
 from .cache import QueryCache
 from .embedder import Embedder, SentenceTransformerEmbedder
 from .fusion import FusionConfig, fuse, split_clauses
@@ -62,7 +65,9 @@ class EmbeddingReranker:
         self.progress = progress
         self.queries = QueryCache(self.embedder, maxsize=cache_size)
         self._store: EmbeddingStore | None = None
+        self._background: Background | None = None
         self._view: tuple[Catalog, EmbeddingMatrix] | None = None
+        self._background_best: np.ndarray = np.zeros(0, dtype=np.float32)
         self._sync_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
 
@@ -78,6 +83,7 @@ class EmbeddingReranker:
         """Attach to a catalog; vectors persist under `<index_dir>/embeddings/` when given."""
         directory = Path(index_dir) / EMBEDDINGS_DIR if index_dir is not None else None
         self._store = EmbeddingStore(self.embedder, directory, progress=self.progress)
+        self._background = Background(self.embedder, directory, clauses=self.fusion.clauses)
         return self.sync(catalog)
 
     def sync(self, catalog: Catalog) -> SyncReport:
@@ -86,7 +92,11 @@ class EmbeddingReranker:
             return self.open(catalog)
         with self._sync_lock:  # pairs each catalog with the matrix of the same sync
             report = self._store.sync(catalog)
-            self._view = (catalog, self._store.matrix)
+            matrix = self._store.matrix
+            if self._view is None or self._view[1] is not matrix:
+                assert self._background is not None  # set by open, with the store
+                self._background_best = self._background.best_cosines(matrix)
+            self._view = (catalog, matrix)
             self.last_sync = report
         return report
 
@@ -96,6 +106,14 @@ class EmbeddingReranker:
     def similarities(self, query: str) -> np.ndarray:
         """Similarity of the query to every tool row (best over the query and its clauses)."""
         return self._similarities(self._attached()[1], query)
+
+    def dense_bars(self, *quantiles: float) -> tuple[float, ...]:
+        """The cosines that the given shares (0-1) of the background requests stay below in this
+        catalog (`background.Background`): the hybrid's catalog-relative gate. 0 for an empty catalog."""
+        best = self._background_best
+        if not len(best):
+            return tuple(0.0 for _ in quantiles)
+        return tuple(float(np.quantile(best, q)) for q in quantiles)
 
     def _attached(self) -> tuple[Catalog, EmbeddingMatrix]:
         view = self._view  # one read: catalog and vectors from the same sync

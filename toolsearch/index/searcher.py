@@ -41,7 +41,7 @@ from .needs import allocate, budget, fuse, round_robin
 from .postings import Postings
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
-from .verdict import Evidence, Verdict, coverage, judge, judging_weights
+from .verdict import DenseGate, Evidence, Verdict, coverage, judge, judging_weights
 
 __all__ = ["Reranker", "Searcher"]
 
@@ -286,17 +286,20 @@ class Searcher:
         depth = max(most, self.config.rerank_depth) if self._reranker else most
         ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
         n = self._budget(max(len(tops), 1), k) if adaptive else k
-        closest = self._closest(text)
-        if closest is not None and closest < self.config.min_dense_similarity and not (
-                ranked and verdict.overrules_dense(self.config, state.scorer.n_docs)):
-            return []  # the embedding agrees with nothing in the catalog, nor is the word match strong
-        if not ranked or not (verdict.answers(self.config, state.scorer.n_docs)
-                              or self._answered_before_exclusion(state, text, k, exclude, allow, needs)):
-            # hybrid: dense-only hits, when the embedding is confident on its own
-            if getattr(self._reranker, "wants_all_queries", False) and (
-                    closest is None or closest >= self.config.dense_only_similarity):
+        gate = self._dense_gate(text)
+        if gate is not None and gate.closest < gate.low:
+            return []  # no tool embeds nearer the request than most everyday requests come: off-domain
+        confident = gate is not None and gate.closest >= gate.high
+        if not (confident or ranked and (verdict.answers(self.config, state.scorer.n_docs) or
+                                         self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
+            # hybrid with the gate off: dense-only hits whenever BM25F finds no good match
+            if gate is None and getattr(self._reranker, "wants_all_queries", False):
                 return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
+        if not ranked:  # confident: dense-only hits (hybrid), nothing to rerank otherwise
+            if not getattr(self._reranker, "wants_all_queries", False):
+                return []
+            return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
         if adaptive and exclude and needs and keep is not None and not self._reranker:
             repeat = self._next_best(state, needs, allow, keep, n)
             if repeat:
@@ -322,10 +325,11 @@ class Searcher:
         if self._direct(state, text) is not None:
             return Evidence(answered, 0.0, 1.0, 1.0, 0, 0, None)
         ranked, verdict, _ = self._rank(state, text, k, k, None, self._needs(text))
-        n_docs = state.scorer.n_docs
+        n_docs, gate = state.scorer.n_docs, self._dense_gate(text)
         return Evidence(answered, verdict.strength(n_docs) if ranked else 0.0, verdict.coverage,
                         verdict.top_coverage, len(verdict.weights),
-                        verdict.distinct_matched(self.config.min_matched_idf, n_docs), self._closest(text))
+                        verdict.distinct_matched(self.config.min_matched_idf, n_docs),
+                        gate.closest if gate else None, (gate.low, gate.high) if gate else None)
 
     def _next_best(self, state: _State, needs: list[str], allow: Callable[[Tool], bool] | None,
                    keep: np.ndarray, n: int) -> list[Ranked]:
@@ -365,17 +369,27 @@ class Searcher:
         ranked, verdict, _ = self._rank(state, text, k, k, keep, needs)
         return bool(ranked) and verdict.answers(self.config, state.scorer.n_docs)
 
-    def _closest(self, text: str) -> float | None:
-        """The best cosine between the query (or one of its clauses) and any tool, when an embedding
-        reranker that exposes `similarities` is attached and the dense gate is on; else None.
-        (Over the whole catalog: a tool filtered out by exclude=/allow= still counts as the evidence
-        that the request is in the catalog's domain.)"""
+    def _dense_gate(self, text: str) -> DenseGate | None:
+        """The query's best cosine to any tool (over it and its clauses) and the catalog's two bars
+        (`SearchConfig.dense_gate_quantile` and `dense_answer_quantile` of the background requests'
+        best cosines, with their absolute floors), when an embedding reranker that exposes
+        `similarities` is attached and the gate is on; else None. Over the whole catalog: a tool
+        filtered out by exclude=/allow= still counts as evidence that the request is in its domain."""
+        config = self.config
         similarities = getattr(self._reranker, "similarities", None)
-        if similarities is None or (self.config.min_dense_similarity <= 0
-                                    and self.config.dense_only_similarity <= 0) or not text.strip():
+        if similarities is None or not text.strip() or not any((
+                config.dense_gate_quantile, config.dense_answer_quantile,
+                config.min_dense_similarity, config.dense_only_similarity)):
             return None
         sims = similarities(text)
-        return float(sims.max()) if len(sims) else None
+        if not len(sims):
+            return None
+        low = high = 0.0
+        bars = getattr(self._reranker, "dense_bars", None)
+        if bars is not None:
+            low, high = bars(config.dense_gate_quantile, config.dense_answer_quantile)
+        return DenseGate(float(sims.max()), max(low, config.min_dense_similarity),
+                         max(high, config.dense_only_similarity))
 
     def hit_budget(self, query: str, k: int = 5) -> int:
         """How many hits an adaptive `search(query, k)` may return: `k` for a request of one need; for

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from itertools import compress
+from typing import NamedTuple
 
 from .config import SearchConfig
 from .documents import FIELDS
@@ -111,22 +112,15 @@ class Verdict:
         return strength >= config.min_single_strength or (
             self.distinct_matched(config.min_matched_idf, n_docs) >= 2 and strength >= config.min_strength)
 
-    def overrules_dense(self, config: SearchConfig, n_docs: int) -> bool:
-        """With the hybrid's dense gate: BM25F evidence so strong that a low cosine must not veto it
-        (enough coverage, and `strength` >= `dense_overrule_strength`, or some judged tool shares two
-        distinctive words with the query and `strength` >= `dense_overrule_two_words`). Short
-        technical requests and requests full of numbers embed poorly while matching a tool's words
-        squarely: "run the test suite with pytest" has cosine 0.23 to run_command, "how many ounces
-        is 250 grams" 0.11 to convert_units, which shares "ounces" and "grams" with it (strength 1.64).
-        One shared word never overrules below `dense_overrule_strength`: the gate exists for the
-        requests that share one ordinary word with some tool. `dense_overrule_strength` 0 switches
-        every overrule off."""
-        if config.dense_overrule_strength <= 0 or self.coverage < config.min_coverage:
-            return False
-        strength = self.strength(n_docs)
-        return strength >= config.dense_overrule_strength or (
-            0 < config.dense_overrule_two_words <= strength
-            and self.distinct_matched(config.min_matched_idf, n_docs) >= 2)
+
+class DenseGate(NamedTuple):
+    """The hybrid's dense evidence for one query (`Searcher._dense_gate`): its best cosine to any tool,
+    the bar below which it is no good match, and the bar from which the dense evidence alone answers
+    (both relative to the catalog: `SearchConfig.dense_gate_quantile`, `dense_answer_quantile`)."""
+
+    closest: float
+    low: float
+    high: float
 
 
 @dataclass(frozen=True)
@@ -142,6 +136,7 @@ class Evidence:
                   or paths, nor identifiers the catalog does not know)
     shared        the most distinctive meaningful words one judged hit shares with the query
     closest       the best cosine between the query and any tool (hybrid), else None
+    dense_bars    the catalog's two dense bars, (no good match below, answered from) (hybrid), else None
     """
 
     answered: bool
@@ -151,6 +146,7 @@ class Evidence:
     words: int
     shared: int
     closest: float | None
+    dense_bars: tuple[float, float] | None = None
 
 
 def _small_catalog_scale(n_docs: int) -> float:

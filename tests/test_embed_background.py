@@ -1,0 +1,76 @@
+"""The hybrid's background requests: what they are, and how their vectors are cached."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from _embed_helpers import HashingEmbedder
+
+from benchmarks.data import ABSTENTION_FILES, DATA_DIR, _read_jsonl
+from toolsearch.catalog.model import Skill, Tool
+from toolsearch.catalog.registry import Catalog
+from toolsearch.embed.background import Background, background_requests
+from toolsearch.embed.store import EmbeddingStore
+
+
+def requests_of(part: str) -> list[str]:
+    return [r["query"] for unanswerable, _ in ABSTENTION_FILES[part]
+            for r in _read_jsonl(DATA_DIR / "abstention" / unanswerable)]
+
+
+def test_the_background_is_the_calibration_requests_and_no_held_out_one():
+    assert list(background_requests()) == requests_of("calibration")
+    held_out = {q.lower() for q in requests_of("heldout")}
+    assert held_out and not held_out & {q.lower() for q in background_requests()}
+
+
+def matrix_of(embedder: HashingEmbedder, descriptions: list[str]):
+    catalog = Catalog([Skill(name="s", tools=[
+        Tool(name=f"t{i}", description=d) for i, d in enumerate(descriptions)])])
+    store = EmbeddingStore(embedder)
+    store.sync(catalog)
+    return store.matrix
+
+
+def test_best_cosines_are_each_requests_best_over_tools_and_clauses():
+    embedder = HashingEmbedder(4096)
+    matrix = matrix_of(embedder, ["book a flight to another city", "tell me a joke", "water the plants"])
+    best = Background(embedder).best_cosines(matrix)
+    assert len(best) == len(background_requests()) and np.all(np.diff(best) >= 0)  # sorted
+    requests = background_requests()
+    texts = [[r] for r in requests]  # without clauses: a request's own vector only
+    whole = Background(embedder, clauses=False).best_cosines(matrix)
+    expected = np.sort([max(float(matrix.similarities(embedder.embed(t)[0]).max()), -1.0) for t in texts])
+    assert np.allclose(whole, expected, atol=1e-6)
+    assert np.all(best >= whole - 1e-6)  # clauses can only raise a request's best
+    assert Background(embedder).best_cosines(matrix_of(embedder, [])).size == 0
+
+
+def test_vectors_are_embedded_once_per_model_and_folder(tmp_path):
+    embedder = HashingEmbedder(256)
+    matrix = matrix_of(embedder, ["send an email", "read a file"])
+    first = Background(embedder, tmp_path).best_cosines(matrix)
+    embedded = len(embedder.embedded)
+    again = Background(embedder, tmp_path).best_cosines(matrix)  # a reopened index: read, not embedded
+    assert len(embedder.embedded) == embedded and np.array_equal(first, again)
+    other = HashingEmbedder(256, model_id="test:other")
+    Background(other, tmp_path).best_cosines(matrix_of(other, ["send an email"]))
+    assert len(other.embedded) > 2  # another model: the vectors are recomputed ...
+    assert json.loads((tmp_path / "background.json").read_text())["model_id"] == "test:other"  # ... and kept
+    (tmp_path / "background.npy").write_bytes(b"not a numpy file")
+    before = len(embedder.embedded)
+    assert np.array_equal(Background(embedder, tmp_path).best_cosines(matrix), first)  # unreadable: recomputed
+    assert len(embedder.embedded) > before
+
+
+def test_a_read_only_folder_keeps_the_vectors_in_memory(tmp_path):
+    embedder = HashingEmbedder(256)
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder would be")
+    background = Background(embedder, blocked / "embeddings")
+    matrix = matrix_of(embedder, ["send an email"])
+    assert background.best_cosines(matrix).size == len(background_requests())
+    embedded = len(embedder.embedded)
+    background.best_cosines(matrix)
+    assert len(embedder.embedded) == embedded

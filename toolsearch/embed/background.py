@@ -1,0 +1,122 @@
+"""The catalog's own scale for the hybrid's dense gate: how close do everyday requests come to it?
+
+A raw cosine means little on its own. The same request scores 0.2 against 62 developer tools and 0.4
+against 4,000 assorted ones, and another embedding model shifts every cosine. One bar for every
+catalog therefore fits none (issue 14: a bar that kept 93% of the bundled skills' requests answered
+abstained on 75% of BFCL's unanswerable ones). So the bars are quantiles of what a fixed set of
+everyday requests reaches in this catalog with this model: 1,139 requests written for the abstention
+benchmark's calibration sets ("book a flight to Lisbon", "tell me a joke", long, one-word and
+non-English ones), shipped as `toolsearch/data/background_requests.txt`. Each request's score is
+its best cosine to any tool over the request and its clauses, as a query's is.
+
+Costs: embedding the requests once per model (~4 s with all-MiniLM-L6-v2 on two cores), persisted in
+the index folder; then one matrix product per catalog change (about 0.2 s at 10k tools), chunked so
+that memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import uuid
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+
+from .embedder import Embedder
+from .fusion import split_clauses
+from .store import EmbeddingMatrix
+
+__all__ = ["Background", "background_requests"]
+
+REQUESTS_FILE = "background_requests.txt"
+_CHUNK = 4096  # tools per matrix product: 1,656 texts x 4,096 tools x 4 bytes = 27 MB at most
+
+
+@functools.cache
+def background_requests() -> tuple[str, ...]:
+    """The packaged everyday requests, one per line."""
+    text = files("toolsearch").joinpath("data", REQUESTS_FILE).read_text(encoding="utf-8")
+    return tuple(line for line in text.splitlines() if line.strip())
+
+
+class Background:
+    """The background requests' vectors for one embedder (persisted in `directory` when given), and
+    their best cosines to a catalog's tools. `clauses`: score a request by its clauses too, as the
+    reranker scores queries (`FusionConfig.clauses`)."""
+
+    def __init__(self, embedder: Embedder, directory: Path | None = None, *, clauses: bool = True) -> None:
+        requests = background_requests()
+        texts = [[r, *(split_clauses(r) if clauses else [])] for r in requests]
+        unique = list(dict.fromkeys(t for group in texts for t in group))
+        at = {t: i for i, t in enumerate(unique)}
+        self.embedder = embedder
+        self.directory = directory
+        self._texts = unique
+        # which request each text belongs to: a request's score is the best over its texts
+        self._owner = np.repeat(np.arange(len(requests)), [len(g) for g in texts])
+        self._rows = np.array([at[t] for group in texts for t in group])
+        self._key = hashlib.sha256("\n".join(unique).encode()).hexdigest()[:16]
+        self._vectors: np.ndarray | None = None
+
+    def best_cosines(self, matrix: EmbeddingMatrix) -> np.ndarray:
+        """Each background request's best cosine to any tool of `matrix`, sorted ascending (empty for an
+        empty catalog)."""
+        if not len(matrix):
+            return np.zeros(0, dtype=np.float32)
+        vectors = self._load()
+        best = np.full(len(self._texts), -1.0, dtype=np.float32)
+        for start in range(0, len(matrix), _CHUNK):
+            np.maximum(best, (vectors @ matrix.vectors[start:start + _CHUNK].T).max(axis=1), out=best)
+        per_request = np.full(int(self._owner[-1]) + 1, -1.0, dtype=np.float32)
+        np.maximum.at(per_request, self._owner, best[self._rows])
+        return np.sort(per_request)
+
+    def _load(self) -> np.ndarray:
+        if self._vectors is None:
+            self._vectors = self._read()
+            if self._vectors is None:
+                self._vectors = np.asarray(self.embedder.embed(self._texts), dtype=np.float32)
+                self._write(self._vectors)
+        return self._vectors
+
+    def _path(self) -> Path | None:
+        return self.directory / "background.npy" if self.directory is not None else None
+
+    def _meta(self) -> dict[str, object]:
+        return {"model_id": self.embedder.model_id, "dim": self.embedder.dim, "texts": self._key}
+
+    def _read(self) -> np.ndarray | None:
+        """The persisted vectors when they were made by this model for these texts; else None (a cache:
+        anything unreadable is recomputed)."""
+        path = self._path()
+        if path is None:
+            return None
+        try:
+            meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+            vectors = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if meta != self._meta() or vectors.shape != (len(self._texts), self.embedder.dim):
+            return None
+        return vectors.astype(np.float32, copy=False)
+
+    def _write(self, vectors: np.ndarray) -> None:
+        """Vectors first, then their description, each replaced atomically: a reader pairs a description
+        with vectors of the same shape and model, or recomputes."""
+        path = self._path()
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            for target, write in ((path, lambda f: np.save(f, vectors)),
+                                  (path.with_suffix(".json"), lambda f: f.write(json.dumps(self._meta()).encode()))):
+                temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
+                with open(temporary, "wb") as f:
+                    write(f)
+                os.replace(temporary, target)
+        except OSError:
+            pass  # a read-only index folder: the vectors stay in memory

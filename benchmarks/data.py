@@ -161,7 +161,8 @@ ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                     ("unanswerable_calibration5.jsonl", "bundled_queries_calibration5.jsonl"),
                     ("unanswerable_calibration6.jsonl", "bundled_queries_calibration6.jsonl"),
                     ("unanswerable_calibration7.jsonl", "bundled_queries_calibration7.jsonl")),
-    "heldout": (("unanswerable_heldout6.jsonl", "bundled_queries_heldout6.jsonl"),),
+    "heldout": (("unanswerable_heldout6.jsonl", "bundled_queries_heldout6.jsonl"),
+                ("unanswerable_heldout7.jsonl", "bundled_queries_heldout7.jsonl")),
 }
 
 

@@ -108,7 +108,7 @@ def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
     assert counts == {"bundled": 90 + 148 + 148 + 150 + 150 + 200 + 250, "bfcl": 58 + 100 + 65 + 21 + 67 + 71 + 122,
                       "seal_tools": 56 + 111 + 57 + 81 + 75 + 101 + 136}
     held = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}  # held out by default
-    assert held == {"bundled": 200, "bfcl": 103, "seal_tools": 107}
+    assert held == {"bundled": 200 + 200, "bfcl": 103 + 110, "seal_tools": 107 + 130}
     assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled", "calibration")
     assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl", "calibration")
     assert "weather" in load_unanswerable("bundled", "calibration")

@@ -6,7 +6,8 @@ For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (data.py, 
   when it returns no tool at all;
 - answerable: for BFCL and Seal-Tools the catalog's own labelled queries (the "tune" half is calibration
   data, the "test" half is held out), for the bundled skills `load_bundled_queries`: the share that
-  still gets hits, and their Recall@5 next to `bm25f-noabstain` (the same search with the rule off).
+  still gets hits, and their Recall@5 next to `bm25f-noabstain` / `hybrid-noabstain` (the same search
+  with the rule off).
 
 Which files make each part: `data.ABSTENTION_FILES` (seven calibration sets, the last five of them held
 out until their results were read, and the held-out set; benchmarks/data/abstention/README.md).
@@ -33,7 +34,7 @@ from .metrics import score_query
 __all__ = ["RULED", "abstention_rows", "answerable", "answerable_side", "figures", "header", "judge",
            "markdown", "unanswerable"]
 
-RULED: tuple[str, ...] = ("bm25f", "hybrid", "bm25f-noabstain")
+RULED: tuple[str, ...] = ("bm25f", "hybrid", "bm25f-noabstain", "hybrid-noabstain")
 # Both sides are searched as a user searches by default, for 5 hits: the verdict is judged on the hits a
 # search returns, so a longer ranking (k=10) would answer more requests of both kinds.
 K = 5
@@ -131,7 +132,7 @@ def markdown(result: dict[str, Any]) -> str:
                      f"answerable {label['heldout']} / {label['calibration']}")
     parts.append("Targets (issue 14), judged on the held-out columns: abstain on >= 80% of unanswerable "
                  "requests while >= 95% of answerable ones still get hits and their Recall@5 does not drop "
-                 "(compare with bm25f-noabstain). The calibration columns are the data the no-good-match "
+                 "(compare with the engine's -noabstain row). The calibration columns are the data the no-good-match "
                  "thresholds were chosen on (SearchConfig's docstring says which); the held-out requests were "
                  "written and labelled before any run of the rule on them and never tuned on. Calibration "
                  "answerable figures only for the engines with a rule, and not in quick mode. "

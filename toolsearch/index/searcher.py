@@ -65,7 +65,11 @@ _Query = tuple[list[tuple[str, float, int]], list[tuple[str, str]], dict[str, in
 
 
 class Reranker(Protocol):
-    """Reorders BM25F candidates (the embedding rerank in toolsearch.embed implements this)."""
+    """Reorders BM25F candidates (the embedding rerank in toolsearch.embed implements this).
+
+    Optional, read with getattr: `similarities(query)` (cosines to every tool: the dense gate is on),
+    `dense_bars(*shares)` (the gate's catalog-relative bars; without it only the absolute floors
+    apply) and `wants_all_queries` (dense-only hits when BM25F has none)."""
 
     def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]: ...
 

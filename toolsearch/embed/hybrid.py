@@ -67,7 +67,10 @@ class EmbeddingReranker:
         self._store: EmbeddingStore | None = None
         self._background: Background | None = None
         self._view: tuple[Catalog, EmbeddingMatrix] | None = None
-        self._background_best: np.ndarray = np.zeros(0, dtype=np.float32)
+        # the background requests' best cosines to the current matrix, and the bars memoized on them:
+        # one tuple, swapped whole by sync, so a search never pairs one matrix's cosines with another's bars
+        self._scale: tuple[np.ndarray, dict[tuple[float, ...], tuple[float, ...]]] = (
+            np.zeros(0, dtype=np.float32), {})
         self._sync_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
 
@@ -95,7 +98,7 @@ class EmbeddingReranker:
             matrix = self._store.matrix
             if self._view is None or self._view[1] is not matrix:
                 assert self._background is not None  # set by open, with the store
-                self._background_best = self._background.best_cosines(matrix)
+                self._scale = (self._background.best_cosines(matrix), {})
             self._view = (catalog, matrix)
             self.last_sync = report
         return report
@@ -110,10 +113,10 @@ class EmbeddingReranker:
     def dense_bars(self, *quantiles: float) -> tuple[float, ...]:
         """The cosines that the given shares (0-1) of the background requests stay below in this
         catalog (`background.Background`): the hybrid's catalog-relative gate. 0 for an empty catalog."""
-        best = self._background_best
-        if not len(best):
-            return tuple(0.0 for _ in quantiles)
-        return tuple(float(np.quantile(best, q)) for q in quantiles)
+        best, bars = self._scale
+        if quantiles not in bars:  # memoized per sync: every gated search asks for the same two
+            bars[quantiles] = tuple(float(np.quantile(best, q)) if len(best) else 0.0 for q in quantiles)
+        return bars[quantiles]
 
     def _attached(self) -> tuple[Catalog, EmbeddingMatrix]:
         view = self._view  # one read: catalog and vectors from the same sync

@@ -151,8 +151,8 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
 
 # The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
 # they were written. A held-out set becomes calibration data once its results have been read closely
-# (data/abstention/README.md): the third pair was the first held-out set, the fourth to seventh the
-# second to fifth; the held-out part is the sixth, written after them by yet another author.
+# (data/abstention/README.md): the third pair was the first held-out set, the fourth to ninth the
+# second to seventh; the held-out part is the eighth, written after them by yet another author.
 ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
                     ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
@@ -160,9 +160,10 @@ ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                     ("unanswerable_calibration4.jsonl", "bundled_queries_calibration4.jsonl"),
                     ("unanswerable_calibration5.jsonl", "bundled_queries_calibration5.jsonl"),
                     ("unanswerable_calibration6.jsonl", "bundled_queries_calibration6.jsonl"),
-                    ("unanswerable_calibration7.jsonl", "bundled_queries_calibration7.jsonl")),
-    "heldout": (("unanswerable_heldout6.jsonl", "bundled_queries_heldout6.jsonl"),
-                ("unanswerable_heldout7.jsonl", "bundled_queries_heldout7.jsonl")),
+                    ("unanswerable_calibration7.jsonl", "bundled_queries_calibration7.jsonl"),
+                    ("unanswerable_calibration8.jsonl", "bundled_queries_calibration8.jsonl"),
+                    ("unanswerable_calibration9.jsonl", "bundled_queries_calibration9.jsonl")),
+    "heldout": (("unanswerable_heldout8.jsonl", "bundled_queries_heldout8.jsonl"),),
 }
 
 

@@ -77,3 +77,20 @@ def test_a_read_only_folder_keeps_the_vectors_in_memory(tmp_path):
     embedded = len(embedder.embedded)
     background.best_cosines(matrix)
     assert len(embedder.embedded) == embedded
+
+
+def test_reopening_an_index_embeds_nothing_until_a_gated_search(tmp_path):
+    from toolsearch.embed.hybrid import EmbeddingReranker
+
+    catalog = Catalog([Skill(name="s", tools=[Tool(name="send_email", description="Send an email")])])
+    built = HashingEmbedder(256)
+    first = EmbeddingReranker(built)
+    first.open(catalog, tmp_path)  # a build: the tools are embedded, and the background with them
+    assert len(built.embedded) > len(background_requests())
+    bars = first.dense_bars(0.55, 0.9)
+    reopened_with = HashingEmbedder(256)
+    again = EmbeddingReranker(reopened_with)
+    again.open(catalog, tmp_path)
+    assert reopened_with.embedded == []  # nothing embedded, not even opened, on a reopen ...
+    assert again.dense_bars(0.55, 0.9) == bars
+    assert reopened_with.embedded == []  # ... and the background vectors are read from the folder

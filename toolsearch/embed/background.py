@@ -10,8 +10,9 @@ non-English ones), shipped as `toolsearch/data/background_requests.txt`. Each re
 its best cosine to any tool over the request and its clauses, as a query's is.
 
 Costs: embedding the requests once per model (~4 s with all-MiniLM-L6-v2 on two cores), persisted in
-the index folder; then one matrix product per catalog change (about 0.2 s at 10k tools), chunked so
-that memory stays bounded.
+the index folder; then one matrix product per catalog change (0.05 s at 10k tools, 0.5 s at 100k),
+chunked so that memory stays bounded. The reranker computes it when a sync embedded tools (the model
+is open then), else on the first gated search, so that reopening an index opens no model.
 """
 
 from __future__ import annotations
@@ -49,18 +50,21 @@ class Background:
     reranker scores queries (`FusionConfig.clauses`)."""
 
     def __init__(self, embedder: Embedder, directory: Path | None = None, *, clauses: bool = True) -> None:
-        requests = background_requests()
-        texts = [[r, *(split_clauses(r) if clauses else [])] for r in requests]
-        unique = list(dict.fromkeys(t for group in texts for t in group))
-        at = {t: i for i, t in enumerate(unique)}
         self.embedder = embedder
         self.directory = directory
-        self._texts = unique
-        # which request each text belongs to: a request's score is the best over its texts
-        self._owner = np.repeat(np.arange(len(requests)), [len(g) for g in texts])
-        self._rows = np.array([at[t] for group in texts for t in group])
-        self._key = hashlib.sha256("\n".join(unique).encode()).hexdigest()[:16]
+        self.clauses = clauses
         self._vectors: np.ndarray | None = None
+
+    @functools.cached_property
+    def _layout(self) -> tuple[list[str], np.ndarray, np.ndarray, str]:
+        """The distinct texts to embed, which request each (request, clause) pair belongs to, which text
+        it is, and a key of the texts (made when first needed: opening an index must stay cheap)."""
+        groups = [[r, *(split_clauses(r) if self.clauses else [])] for r in background_requests()]
+        texts = list(dict.fromkeys(t for group in groups for t in group))
+        at = {t: i for i, t in enumerate(texts)}
+        owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+        rows = np.array([at[t] for group in groups for t in group])
+        return texts, owner, rows, hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
 
     def best_cosines(self, matrix: EmbeddingMatrix) -> np.ndarray:
         """Each background request's best cosine to any tool of `matrix`, sorted ascending (empty for an
@@ -68,18 +72,19 @@ class Background:
         if not len(matrix):
             return np.zeros(0, dtype=np.float32)
         vectors = self._load()
-        best = np.full(len(self._texts), -1.0, dtype=np.float32)
+        texts, owner, rows, _ = self._layout
+        best = np.full(len(texts), -1.0, dtype=np.float32)
         for start in range(0, len(matrix), _CHUNK):
             np.maximum(best, (vectors @ matrix.vectors[start:start + _CHUNK].T).max(axis=1), out=best)
-        per_request = np.full(int(self._owner[-1]) + 1, -1.0, dtype=np.float32)
-        np.maximum.at(per_request, self._owner, best[self._rows])
+        per_request = np.full(int(owner[-1]) + 1, -1.0, dtype=np.float32)
+        np.maximum.at(per_request, owner, best[rows])
         return np.sort(per_request)
 
     def _load(self) -> np.ndarray:
         if self._vectors is None:
             self._vectors = self._read()
             if self._vectors is None:
-                self._vectors = np.asarray(self.embedder.embed(self._texts), dtype=np.float32)
+                self._vectors = np.asarray(self.embedder.embed(self._layout[0]), dtype=np.float32)
                 self._write(self._vectors)
         return self._vectors
 
@@ -87,7 +92,7 @@ class Background:
         return self.directory / "background.npy" if self.directory is not None else None
 
     def _meta(self) -> dict[str, object]:
-        return {"model_id": self.embedder.model_id, "dim": self.embedder.dim, "texts": self._key}
+        return {"model_id": self.embedder.model_id, "dim": self.embedder.dim, "texts": self._layout[3]}
 
     def _read(self) -> np.ndarray | None:
         """The persisted vectors when they were made by this model for these texts; else None (a cache:
@@ -100,7 +105,7 @@ class Background:
             vectors = np.load(path, allow_pickle=False)
         except (OSError, ValueError):
             return None
-        if meta != self._meta() or vectors.shape != (len(self._texts), self.embedder.dim):
+        if meta != self._meta() or vectors.shape != (len(self._layout[0]), self.embedder.dim):
             return None
         return vectors.astype(np.float32, copy=False)
 

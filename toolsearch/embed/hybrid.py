@@ -3,7 +3,7 @@
 It owns four moving parts and nothing else: the persisted tool vectors (`EmbeddingStore`, kept in
 step with the Searcher's catalog through `open`/`sync`), the query-vector LRU (`QueryCache`), the
 fusion arithmetic (`fusion.fuse`), and the background requests' best cosines to the catalog
-(`background.Background`, recomputed when the vectors change), from which the Searcher's dense gate
+(`background.Background`, recomputed after the vectors change), from which the Searcher's dense gate
 takes its catalog-relative bars (`dense_bars`). The Searcher hands it the top BM25F candidates; it
 returns them reordered, plus (hybrid) tools only the dense ranking found.
 
@@ -67,10 +67,13 @@ class EmbeddingReranker:
         self._store: EmbeddingStore | None = None
         self._background: Background | None = None
         self._view: tuple[Catalog, EmbeddingMatrix] | None = None
-        # the background requests' best cosines to the current matrix, and the bars memoized on them:
-        # one tuple, swapped whole by sync, so a search never pairs one matrix's cosines with another's bars
-        self._scale: tuple[np.ndarray, dict[tuple[float, ...], tuple[float, ...]]] = (
-            np.zeros(0, dtype=np.float32), {})
+        # The background requests' best cosines to one matrix, and the bars memoized on them: one tuple,
+        # replaced whole, so a search never pairs one matrix's cosines with another's bars. Computed when
+        # a sync embedded tools (the model is open then), else on the first gated search: reopening an
+        # index must not open the model.
+        self._scale: tuple[EmbeddingMatrix | None, np.ndarray, dict[tuple[float, ...], tuple[float, ...]]] = (
+            None, np.zeros(0, dtype=np.float32), {})
+        self._scale_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
 
@@ -95,12 +98,10 @@ class EmbeddingReranker:
             return self.open(catalog)
         with self._sync_lock:  # pairs each catalog with the matrix of the same sync
             report = self._store.sync(catalog)
-            matrix = self._store.matrix
-            if self._view is None or self._view[1] is not matrix:
-                assert self._background is not None  # set by open, with the store
-                self._scale = (self._background.best_cosines(matrix), {})
-            self._view = (catalog, matrix)
+            self._view = (catalog, self._store.matrix)
             self.last_sync = report
+            if report.embedded:  # a build or a change: the model is open anyway, so no search waits
+                self._scale_of(self._store.matrix)
         return report
 
     def manifest_entry(self) -> dict[str, object]:
@@ -113,10 +114,20 @@ class EmbeddingReranker:
     def dense_bars(self, *quantiles: float) -> tuple[float, ...]:
         """The cosines that the given shares (0-1) of the background requests stay below in this
         catalog (`background.Background`): the hybrid's catalog-relative gate. 0 for an empty catalog."""
-        best, bars = self._scale
+        _, best, bars = self._scale_of(self._attached()[1])
         if quantiles not in bars:  # memoized per sync: every gated search asks for the same two
             bars[quantiles] = tuple(float(np.quantile(best, q)) if len(best) else 0.0 for q in quantiles)
         return bars[quantiles]
+
+    def _scale_of(self, matrix: EmbeddingMatrix) -> tuple[EmbeddingMatrix | None, np.ndarray, dict]:
+        scale = self._scale
+        if scale[0] is not matrix:
+            with self._scale_lock:  # one computation when many sessions search at once
+                scale = self._scale
+                if scale[0] is not matrix:
+                    assert self._background is not None  # set by open, with the store
+                    scale = self._scale = (matrix, self._background.best_cosines(matrix), {})
+        return scale
 
     def _attached(self) -> tuple[Catalog, EmbeddingMatrix]:
         view = self._view  # one read: catalog and vectors from the same sync

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 def why_no_match(searcher: Any, query: str, k: int) -> str:
     """The evidence the no-good-match rule saw, next to the bars it is held to (`SearchConfig`)."""
     e, config = searcher.evidence(query, k), searcher.config
-    if e.dense_bars is not None and e.closest is not None and e.closest < e.dense_bars[0]:
+    if e.dense_bars is not None and e.closest < e.dense_bars[0]:  # bars come with a cosine
         return (f"no tool embeds near the request: best cosine {e.closest:.2f}, below {e.dense_bars[0]:.2f}, "
                 f"what {config.dense_gate_quantile:.0%} of everyday requests reach in this catalog "
                 f"(dense_gate_quantile; floor min_dense_similarity {config.min_dense_similarity})")
@@ -124,7 +124,7 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
             f"min_coverage {config.min_coverage:.0%}) and share {e.shared} distinctive word(s) with it, "
             f"strength {e.strength:.2f} (bars: min_single_strength {config.min_single_strength} with one "
             f"shared word, min_strength {config.min_strength} with two)")
-    if e.dense_bars is not None and e.closest is not None:
+    if e.dense_bars is not None:
         text += (f"; best cosine {e.closest:.2f}, short of {e.dense_bars[1]:.2f}, from which the embedding "
                  f"alone answers in this catalog (dense_answer_quantile {config.dense_answer_quantile})")
     return text

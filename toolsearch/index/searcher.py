@@ -294,16 +294,12 @@ class Searcher:
         if gate is not None and gate.closest < gate.low:
             return []  # no tool embeds nearer the request than most everyday requests come: off-domain
         confident = gate is not None and gate.closest >= gate.high
-        if not (confident or ranked and (verdict.answers(self.config, state.scorer.n_docs) or
-                                         self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
-            # hybrid with the gate off: dense-only hits whenever BM25F finds no good match
-            if gate is None and getattr(self._reranker, "wants_all_queries", False):
+        if not (ranked and (confident or verdict.answers(self.config, state.scorer.n_docs) or
+                            self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
+            # hybrid: dense-only hits when the embedding alone answers, or whenever its gate is off
+            if (confident or gate is None) and getattr(self._reranker, "wants_all_queries", False):
                 return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
-        if not ranked:  # confident: dense-only hits (hybrid), nothing to rerank otherwise
-            if not getattr(self._reranker, "wants_all_queries", False):
-                return []
-            return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
         if adaptive and exclude and needs and keep is not None and not self._reranker:
             repeat = self._next_best(state, needs, allow, keep, n)
             if repeat:

@@ -243,6 +243,21 @@ def test_a_failed_int8_export_is_remembered_so_the_next_process_keeps_torch_vect
 
 @pytest.mark.embed
 @needs_extra
+def test_a_model_that_does_not_survive_int8_runs_its_float32_export_not_torch(tmp_path, monkeypatch):
+    # all-mpnet-base-v2's int8 export has cosine 0.71 to torch: float32 ONNX still spares queries torch.
+    monkeypatch.setattr(onnx_export, "MIN_COSINE_INT8", 1.5)  # the int8 check fails, the trace's passes
+    first = SentenceTransformerEmbedder(cache_dir=tmp_path)
+    vectors = first.embed(["what time is it"])
+    assert first.backend_in_use == "onnx" and not first.model_id.endswith(":int8")
+    again = SentenceTransformerEmbedder(cache_dir=tmp_path)  # the next process: float32 from the start
+    assert again.model_id == first.model_id
+    assert np.allclose(again.embed(["what time is it"]), vectors, atol=1e-6) and again._model is None
+    assert [p.name for p in (tmp_path / "onnx").iterdir() if p.is_dir()] == [
+        export_folder(first._source, tmp_path, precision="float32").name]
+
+
+@pytest.mark.embed
+@needs_extra
 def test_an_export_that_loses_a_race_is_not_remembered_as_failed(tmp_path, monkeypatch):
     # Another process (another model id for the same files) puts its export in place just after ours:
     # this process embeds with torch once, but the next one must still get int8, not a "failed" marker.

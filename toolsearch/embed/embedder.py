@@ -108,8 +108,8 @@ class SentenceTransformerEmbedder:
                          differ slightly (cosine to torch ~0.99), so it is another `model_id` (tool
                          vectors are re-embedded) and it needs ONNX Runtime (no torch fallback, which
                          would mix vectors). "auto": int8 where ONNX Runtime and onnx are installed and
-                         the backend may be ONNX, else float32; if the int8 export then fails, torch with
-                         float32 vectors (and their `model_id`). None: `$TOOLSEARCH_EMBED_PRECISION`,
+                         the backend may be ONNX, else float32; if the int8 export then fails, the float32
+                         export (else torch) with float32 vectors (and their `model_id`). None: `$TOOLSEARCH_EMBED_PRECISION`,
                          else "auto". Measured on BFCL and Seal-Tools (held-out halves), hybrid quality
                          with int8 equals float32's (Recall@5 0.873 vs 0.871, 0.926 vs 0.924).
     cache_dir            where exports are kept (default: `$TOOLSEARCH_CACHE_DIR`, else ~/.cache/toolsearch)
@@ -213,30 +213,37 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._onnx_decided:
                 return self._onnx
-            raced = False
-            try:
-                self._onnx = _open_or_export(self._source, self.model_id, self._cache_root, self._load,
-                                             precision=self._precision)
-            except (ConfigError, MissingDependencyError):
-                raise  # the model itself cannot load: no backend would help
-            except Exception as exc:  # a broken runtime or an untraceable model: torch still works
-                if self._backend == "onnx":
-                    raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc
-                from .onnx_export import ExportRaced
-
-                raced = isinstance(exc, ExportRaced)
-                log.warning("embedding with torch: ONNX export of %s failed (%s)", self._source, exc)
+            self._onnx, raced = self._export()
             if self._onnx is None and self._auto_precision and self._precision != "float32":
-                # torch's own vectors, under their own model_id; remembered, so that the next process
+                # the model's own vectors, under their own model_id; remembered, so that the next process
                 # asks for these vectors from the start instead of re-embedding the catalog (not when
                 # the export was sound and only lost a race: the next process will use an export)
                 self._precision = "float32"
                 if not raced:
                     _remember_failed_export(self._source, self._cache_root)
+                    # Some models do not survive int8 (all-mpnet-base-v2: cosine 0.71 to torch); their
+                    # float32 export still spares every query torch and its ~10 s import.
+                    self._onnx, _ = self._export()
             if self._onnx is None and self._backend == "onnx":
                 raise MissingDependencyError("backend='onnx' (onnxruntime, onnx)", INSTALL_HINT)
             self._onnx_decided = True
             return self._onnx
+
+    def _export(self) -> tuple[OnnxModel | None, bool]:
+        """The export at the current precision (made now if there is none), or None; and whether it
+        failed only by losing a race to another process's export."""
+        try:
+            return _open_or_export(self._source, self.model_id, self._cache_root, self._load,
+                                   precision=self._precision), False
+        except (ConfigError, MissingDependencyError):
+            raise  # the model itself cannot load: no backend would help
+        except Exception as exc:  # a broken runtime or an untraceable model: torch still works
+            if self._backend == "onnx":
+                raise ConfigError(f"backend='onnx' for {self._source!r}: {exc}") from exc
+            from .onnx_export import ExportRaced
+
+            log.warning("ONNX export (%s) of %s failed (%s)", self._precision, self._source, exc)
+            return None, isinstance(exc, ExportRaced)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)

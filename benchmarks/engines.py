@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,7 +30,7 @@ from toolsearch import Skill, Tool
 from .baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25
 from .data import skills_of, tool_to_row
 
-__all__ = ["BASELINES", "LABELS", "NOT_RUNNABLE", "DenseEngine", "Engine", "SearcherEngine", "available_rerank_modes", "build_engine",
+__all__ = ["BASELINES", "EMBEDDING_ENGINES", "ENGINES", "LABELS", "NOT_RUNNABLE", "DenseEngine", "Engine", "SearcherEngine", "available_rerank_modes", "build_engine",
            "shared_embedder"]
 
 BASELINES: tuple[str, ...] = ("rank-bm25", "bm25s", "bm25s+ids", "bm25s-fair", "pydantic-ai-keywords",
@@ -56,6 +57,20 @@ NOT_RUNNABLE: dict[str, str] = {
     "pydantic-ai-bm25": "pydantic-ai's ToolSearch(strategy='bm25') is Anthropic's server-side tool search; "
                         "pydantic-ai has no local ranking code for it",
 }
+
+
+EMBEDDING_ENGINES = frozenset({"hybrid", "hybrid-noabstain", "dense"})
+ENGINES: tuple[str, ...] = ("bm25f", "bm25f-noabstain", "hybrid", "hybrid-noabstain", "dense", *BASELINES)
+
+
+def label(name: str) -> str:
+    """`LABELS[name]`, naming the embedding model in use (`$TOOLSEARCH_EMBED_MODEL`) if it is not the
+    default."""
+    text = LABELS.get(name, "")
+    model = os.environ.get("TOOLSEARCH_EMBED_MODEL")
+    if model and name in EMBEDDING_ENGINES:
+        text = text.replace("all-MiniLM-L6-v2", Path(model).name or model)
+    return text
 
 
 class Engine(Protocol):

@@ -39,7 +39,7 @@ from .data import (
     split,
     tool_from_row,
 )
-from .engines import BASELINES, LABELS, NOT_RUNNABLE, available_rerank_modes, build_engine
+from .engines import BASELINES, ENGINES, NOT_RUNNABLE, available_rerank_modes, build_engine, label
 from .metrics import METRICS, average, score_query
 from .report import table
 
@@ -105,8 +105,11 @@ def run(*, quick: bool = False, progress: bool = True, engines: list[str] | None
         max_tools: int | None = None) -> dict[str, Any]:
     """`max_tools` shrinks each catalog for smoke tests; real runs always use the whole catalog."""
     names = engines or engine_names(quick)
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        raise ValueError(f"unknown engine(s) {', '.join(unknown)}; choose from {', '.join(ENGINES)}")
     result: dict[str, Any] = {"suite": "quality", "quick": quick, "k": K, "datasets": {}, "abstention": {},
-                              "labels": {n: LABELS.get(n, "") for n in names},
+                              "labels": {n: label(n) for n in names},
                               "not_runnable": dict(NOT_RUNNABLE)}
     if quick and max_tools is None:
         max_tools = QUICK_TOOLS

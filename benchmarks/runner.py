@@ -29,15 +29,20 @@ TITLES = {"tokens": "Token savings", "quality": "Retrieval quality", "latency": 
 
 
 def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: bool = True,
-        plots: bool = True) -> dict[str, dict[str, Any]]:
-    """Run `suite` (or "all"), write results to `out`, return {suite: result}."""
+        plots: bool = True, engines: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Run `suite` (or "all"), write results to `out`, return {suite: result}. `engines`: only these
+    engines of the quality suite (e.g. the hybrid with another embedding model, set by
+    `$TOOLSEARCH_EMBED_MODEL`)."""
     if suite != "all" and suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)} or all")
+    if engines and suite != "quality":
+        raise ValueError("--engines applies to the quality suite only")
     out.mkdir(parents=True, exist_ok=True)
     done = {}
     for name in SUITES if suite == "all" else (suite,):
         start = time.perf_counter()
-        result = importlib.import_module(f".{name}", __package__).run(quick=quick, progress=progress)
+        options = {"engines": engines} if engines else {}
+        result = importlib.import_module(f".{name}", __package__).run(quick=quick, progress=progress, **options)
         result["seconds"] = time.perf_counter() - start
         result["machine"] = report.machine()
         report.write_json(out / f"{name}.json", result)
@@ -81,6 +86,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help=f"results folder (default {RESULTS_DIR}; with --quick {QUICK_DIR})")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--engines", type=lambda text: [n.strip() for n in text.split(",") if n.strip()],
+                        default=None, help="quality suite only: a comma-separated subset of its engines "
+                                           "(the embedding model: $TOOLSEARCH_EMBED_MODEL)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     out = args.out or (QUICK_DIR if args.quick else RESULTS_DIR)
-    run(args.suite, quick=args.quick, out=out, plots=not args.no_plots)
+    try:
+        run(args.suite, quick=args.quick, out=out, plots=not args.no_plots, engines=args.engines)
+    except ValueError as exc:
+        parser.error(str(exc))
     print(out / "results.md")
     return 0

@@ -31,6 +31,7 @@ from benchmarks.generate import generated_tools
 from benchmarks.metrics import METRICS, average, score_query
 from benchmarks.data import bundled_tools
 from benchmarks.engines import BASELINES, LABELS
+from benchmarks.engines import label as engine_label
 from benchmarks.whole_task import WholeTaskModel
 from toolsearch import Catalog, Tool
 from toolsearch.cli import main as cli_main
@@ -277,6 +278,23 @@ def test_quality_suite_smoke(monkeypatch):
     assert "pydantic-ai-bm25" in text  # the strategy that cannot run here is named, with the reason
     lines = targets.check("quality", result)
     assert any("abstains" in line["target"] for line in lines)
+
+
+def test_quality_suite_runs_a_named_subset_of_engines_labelled_with_the_model(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(quality, "QUICK_QUERIES", 4)
+    result = quality.run(quick=True, progress=False, max_tools=60, engines=["bm25f", "bm25f-noabstain"])
+    assert set(result["labels"]) == {"bm25f", "bm25f-noabstain"}
+    assert set(result["abstention"]["bfcl"]["engines"]) == {"bm25f", "bm25f-noabstain"}
+    with pytest.raises(ValueError, match="unknown engine.*bm25x"):
+        quality.run(quick=True, progress=False, engines=["bm25x"])
+    with pytest.raises(SystemExit):
+        runner.main(["tokens", "--engines", "bm25f", "--out", str(tmp_path)])
+    assert "--engines applies to the quality suite only" in capsys.readouterr().err
+    # The embedding engines' label names the model in use, not the default's.
+    assert "all-MiniLM-L6-v2" in engine_label("hybrid")
+    monkeypatch.setenv("TOOLSEARCH_EMBED_MODEL", str(tmp_path / "all-mpnet-base-v2"))
+    assert "all-mpnet-base-v2 cosine" in engine_label("hybrid") and "MiniLM" not in engine_label("dense")
+    assert engine_label("bm25f") == LABELS["bm25f"]
 
 
 def test_latency_suite_smoke(monkeypatch):

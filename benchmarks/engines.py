@@ -30,8 +30,8 @@ from toolsearch import Skill, Tool
 from .baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25
 from .data import skills_of, tool_to_row
 
-__all__ = ["BASELINES", "EMBEDDING_ENGINES", "ENGINES", "LABELS", "NOT_RUNNABLE", "DenseEngine", "Engine", "SearcherEngine", "available_rerank_modes", "build_engine",
-           "shared_embedder"]
+__all__ = ["BASELINES", "EMBEDDING_ENGINES", "ENGINES", "LABELS", "NOT_RUNNABLE", "DenseEngine", "Engine",
+           "SearcherEngine", "available_rerank_modes", "build_engine", "label", "shared_embedder"]
 
 BASELINES: tuple[str, ...] = ("rank-bm25", "bm25s", "bm25s+ids", "bm25s-fair", "pydantic-ai-keywords",
                               "fastmcp-bm25")

@@ -108,9 +108,9 @@ class SentenceTransformerEmbedder:
                          differ slightly (cosine to torch ~0.99), so it is another `model_id` (tool
                          vectors are re-embedded) and it needs ONNX Runtime (no torch fallback, which
                          would mix vectors). "auto": int8 where ONNX Runtime and onnx are installed and
-                         the backend may be ONNX, else float32; if the int8 export then fails, the float32
-                         export (else torch) with float32 vectors (and their `model_id`). None: `$TOOLSEARCH_EMBED_PRECISION`,
-                         else "auto". Measured on BFCL and Seal-Tools (held-out halves), hybrid quality
+                         the backend may be ONNX, else float32; if the int8 export then fails, the
+                         float32 export (else torch) with float32 vectors (and their `model_id`). None:
+                         `$TOOLSEARCH_EMBED_PRECISION`, else "auto". Measured on BFCL and Seal-Tools (held-out halves), hybrid quality
                          with int8 equals float32's (Recall@5 0.873 vs 0.871, 0.926 vs 0.924).
     cache_dir            where exports are kept (default: `$TOOLSEARCH_CACHE_DIR`, else ~/.cache/toolsearch)
     small_batch_threads  threads while embedding a few texts (queries); None leaves the runtime alone

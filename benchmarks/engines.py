@@ -59,8 +59,9 @@ NOT_RUNNABLE: dict[str, str] = {
 }
 
 
-EMBEDDING_ENGINES = frozenset({"hybrid", "hybrid-noabstain", "dense"})
-ENGINES: tuple[str, ...] = ("bm25f", "bm25f-noabstain", "hybrid", "hybrid-noabstain", "dense", *BASELINES)
+EMBEDDING_ENGINES: tuple[str, ...] = ("hybrid", "dense", "hybrid-noabstain")  # need the embed extra
+_SEARCHER_ENGINES = ("bm25f", "bm25f-noabstain", "hybrid", "hybrid-noabstain")
+ENGINES: tuple[str, ...] = (*_SEARCHER_ENGINES, "dense", *BASELINES)
 
 
 def label(name: str) -> str:
@@ -173,13 +174,13 @@ def available_rerank_modes() -> tuple[str, ...]:
         importlib.import_module("toolsearch.embed.hybrid")
     except ImportError:
         return ()
-    return ("hybrid", "dense", "hybrid-noabstain")
+    return EMBEDDING_ENGINES
 
 
 def build_engine(name: str, tools: Sequence[Tool], *, index_dir: Path | None = None,
                  progress: bool = False, skills: Sequence[Skill] | None = None) -> Engine:
     """`skills`: the tools already grouped into skills (a catalog as loaded), for the Searcher."""
-    if name in ("bm25f", "bm25f-noabstain", "hybrid", "hybrid-noabstain", "rerank"):
+    if name in (*_SEARCHER_ENGINES, "rerank"):
         return SearcherEngine(tools, index_dir, mode=name, progress=progress, skills=skills)
     if name == "dense":
         return DenseEngine(tools, index_dir, progress=progress)

@@ -151,8 +151,8 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
 
 # The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
 # they were written. A held-out set becomes calibration data once its results have been read closely
-# (data/abstention/README.md): the third pair was the first held-out set, the fourth to tenth the
-# second to eighth; the held-out part is the ninth, written after them by yet another author.
+# (data/abstention/README.md): the third pair was the first held-out set, the fourth to eleventh the
+# second to ninth; the held-out part is the tenth, written after them by yet another author.
 ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
                     ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
@@ -163,8 +163,9 @@ ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                     ("unanswerable_calibration7.jsonl", "bundled_queries_calibration7.jsonl"),
                     ("unanswerable_calibration8.jsonl", "bundled_queries_calibration8.jsonl"),
                     ("unanswerable_calibration9.jsonl", "bundled_queries_calibration9.jsonl"),
-                    ("unanswerable_calibration10.jsonl", "bundled_queries_calibration10.jsonl")),
-    "heldout": (("unanswerable_heldout9.jsonl", "bundled_queries_heldout9.jsonl"),),
+                    ("unanswerable_calibration10.jsonl", "bundled_queries_calibration10.jsonl"),
+                    ("unanswerable_calibration11.jsonl", "bundled_queries_calibration11.jsonl")),
+    "heldout": (("unanswerable_heldout10.jsonl", "bundled_queries_heldout10.jsonl"),),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from _embed_helpers import HashingEmbedder
 
 from benchmarks.data import ABSTENTION_FILES, DATA_DIR, _read_jsonl
@@ -48,6 +49,26 @@ def test_best_cosines_are_each_requests_best_over_tools_and_clauses():
     assert np.allclose(whole, expected, atol=1e-6)
     assert np.all(best >= whole - 1e-6)  # clauses can only raise a request's best
     assert Background(embedder).best_cosines(matrix_of(embedder, [])).size == 0
+
+
+def test_nearest_everyday_requests_are_among_those_the_catalog_reaches_less_well():
+    embedder = HashingEmbedder(4096)
+    matrix = matrix_of(embedder, ["book a flight to another city", "tell me a joke", "water the plants"])
+    background = Background(embedder)
+    reach = background.reach(matrix)
+    assert np.array_equal(np.sort(reach), background.best_cosines(matrix))  # the same, in request order
+    requests = background_requests()
+    joke = requests.index("tell me a joke")
+    vector = embedder.embed(["tell me a joke"])[0]
+    cosines = embedder.embed(list(requests)) @ vector  # each request's whole text
+    everything = np.ones(len(requests), dtype=bool)
+    assert background.nearest(vector, everything) == pytest.approx(np.sort(cosines)[-3:].mean(), abs=1e-5)
+    assert np.sort(cosines)[-1] == pytest.approx(1.0)  # the request itself is the nearest
+    # Requests the catalog reaches as well as the query (the joke itself: its tool) do not count.
+    among = reach < reach[joke]
+    assert not among[joke]
+    assert background.nearest(vector, among) == pytest.approx(np.sort(cosines[among])[-3:].mean(), abs=1e-5)
+    assert background.nearest(vector, np.zeros(len(requests), dtype=bool)) is None
 
 
 def test_vectors_are_embedded_once_per_model_and_folder(tmp_path):

@@ -194,6 +194,33 @@ def test_dense_bars_are_what_everyday_requests_reach_in_the_catalog():
     assert everyday._reranker.dense_bars(config.dense_answer_quantile)[0] > high
 
 
+def test_a_request_nearer_everyday_requests_than_any_tool_is_no_match():
+    from _embed_helpers import HashingEmbedder
+
+    config = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096))
+    s = Searcher(office_skills(), config=config)
+    # Shares "chart" with two tools, but lies far nearer an everyday request of the background
+    # ("Format the seating chart for the wedding reception so families sit together").
+    request = "Format the seating chart for the wedding reception"
+    evidence = s.evidence(request)
+    assert evidence.closest >= evidence.dense_bars[0]  # the lower bar alone would let it through
+    assert evidence.everyday - evidence.closest > config.everyday_lead
+    assert s.search(request) == [] and not evidence.answered
+    from toolsearch.cli.search import why_no_match
+    assert why_no_match(s, request, 5).startswith("the request lies nearer everyday requests than any tool")
+    off = Searcher(office_skills(), config=SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096),
+                                                        everyday_lead=None))
+    assert off.search(request)[0].name == "bar_chart" and off.evidence(request).everyday is None
+    # An everyday request the catalog serves is no evidence against requests like it: the background
+    # holds these two verbatim, yet their tools answer them.
+    assert s.search("compose an email to my boss asking for a raise")[0].name == "send_email"
+    errands = [Skill(name="errands", tools=[
+        Tool(name="book_flight", description="Book a flight to a city on a date"),
+        Tool(name="order_pizza", description="Order a pizza for delivery")])]
+    travel = Searcher(errands, config=config)
+    assert [h.name for h in travel.search("book a flight to Lisbon for next Friday")] == ["book_flight"]
+
+
 @pytest.mark.embed
 def test_mixed_language_catalog_with_an_embedder_given_by_path(tmp_path):
     """The embedder option takes any sentence-transformers name or path (a multilingual model such as

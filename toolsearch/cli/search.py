@@ -118,6 +118,11 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
         return (f"no tool embeds near the request: best cosine {e.closest:.2f}, below {e.dense_bars[0]:.2f}, "
                 f"what {config.dense_gate_quantile:.0%} of everyday requests reach in this catalog "
                 f"(dense_gate_quantile; floor min_dense_similarity {config.min_dense_similarity})")
+    lead = config.everyday_lead
+    if e.everyday is not None and e.closest is not None and lead is not None and e.everyday - e.closest > lead:
+        return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
+                f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
+                f"(everyday_lead {lead})")
     if e.strength == 0:
         return "no tool shares a meaningful word with the request"
     text = (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "

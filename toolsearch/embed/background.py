@@ -13,6 +13,12 @@ Costs: embedding the requests once per model (~4 s with all-MiniLM-L6-v2 on two 
 the index folder; then one matrix product per catalog change (0.05 s at 10k tools, 0.5 s at 100k),
 chunked so that memory stays bounded. The reranker computes it when a sync embedded tools (the model
 is open then), else on the first gated search, so that reopening an index opens no model.
+
+The same requests are the gate's second test: a request that lies nearer everyday requests than any
+tool is one of them (`nearest`; "whats the capital of australia, i always think sydney" comes within
+0.24 of a bundled skill's tool, but within 0.7 of "what's the capital of France"). Only the everyday
+requests the catalog reaches less well than the query count: in a travel catalog "book a flight to
+Lisbon" is served, and is no evidence against a request like it.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ __all__ = ["Background", "background_requests"]
 
 REQUESTS_FILE = "background_requests.txt"
 _CHUNK = 4096  # tools per matrix product: 1,656 texts x 4,096 tools x 4 bytes = 27 MB at most
+NEIGHBOURS = 3  # everyday requests averaged by `nearest`: one near-paraphrase alone is no verdict
 
 
 @functools.cache
@@ -54,6 +61,7 @@ class Background:
         self.directory = directory
         self.clauses = clauses
         self._vectors: np.ndarray | None = None
+        self._request_vectors: np.ndarray | None = None
 
     @functools.cached_property
     def _layout(self) -> tuple[list[str], np.ndarray, np.ndarray, str]:
@@ -69,6 +77,11 @@ class Background:
     def best_cosines(self, matrix: EmbeddingMatrix) -> np.ndarray:
         """Each background request's best cosine to any tool of `matrix`, sorted ascending (empty for an
         empty catalog)."""
+        return np.sort(self.reach(matrix))
+
+    def reach(self, matrix: EmbeddingMatrix) -> np.ndarray:
+        """Each background request's best cosine to any tool of `matrix`, over it and its clauses, in
+        the requests' order (empty for an empty catalog)."""
         if not len(matrix):
             return np.zeros(0, dtype=np.float32)
         vectors = self._load()
@@ -78,7 +91,27 @@ class Background:
             np.maximum(best, (vectors @ matrix.vectors[start:start + _CHUNK].T).max(axis=1), out=best)
         per_request = np.full(int(owner[-1]) + 1, -1.0, dtype=np.float32)
         np.maximum.at(per_request, owner, best[rows])
-        return np.sort(per_request)
+        return per_request
+
+    def nearest(self, vector: np.ndarray, among: np.ndarray) -> float | None:
+        """The mean cosine of a query's vector to the `NEIGHBOURS` nearest background requests (their
+        whole text) among those `among` (a mask in the requests' order) selects; None for none."""
+        if not among.any():
+            return None
+        cosines = self._requests()[among] @ np.asarray(vector, dtype=np.float32)
+        nearest = np.partition(cosines, -NEIGHBOURS)[-NEIGHBOURS:] if len(cosines) > NEIGHBOURS else cosines
+        return float(nearest.mean())
+
+    @functools.cached_property
+    def _whole(self) -> np.ndarray:
+        """Which text is each request's whole text (the first of its group)."""
+        _, owner, rows, _ = self._layout
+        return rows[np.searchsorted(owner, np.arange(int(owner[-1]) + 1))]
+
+    def _requests(self) -> np.ndarray:
+        if self._request_vectors is None:  # a benign race: two threads may both make the same rows
+            self._request_vectors = self._load()[self._whole]
+        return self._request_vectors
 
     def _load(self) -> np.ndarray:
         if self._vectors is None:

@@ -4,7 +4,8 @@ It owns four moving parts and nothing else: the persisted tool vectors (`Embeddi
 step with the Searcher's catalog through `open`/`sync`), the query-vector LRU (`QueryCache`), the
 fusion arithmetic (`fusion.fuse`), and the background requests' best cosines to the catalog
 (`background.Background`, recomputed after the vectors change), from which the Searcher's dense gate
-takes its catalog-relative bars (`dense_bars`). The Searcher hands it the top BM25F candidates; it
+takes its catalog-relative bars (`dense_bars`) and how near a query lies to everyday requests
+(`everyday_similarity`). The Searcher hands it the top BM25F candidates; it
 returns them reordered, plus (hybrid) tools only the dense ranking found.
 
 The catalog snapshot and the matching vector snapshot are published together as one tuple, so a search
@@ -33,6 +34,8 @@ __all__ = ["EMBEDDINGS_DIR", "EmbeddingReranker"]
 
 EMBEDDINGS_DIR = "embeddings"  # under the index folder; untouched by index rebuilds (gen-* swaps)
 Mode = Literal["rerank", "hybrid"]
+# matrix, the background requests' best cosines to it (in their order; sorted), memoized bars
+_Scale = tuple[EmbeddingMatrix | None, np.ndarray, np.ndarray, dict[tuple[float, ...], tuple[float, ...]]]
 
 
 class EmbeddingReranker:
@@ -67,12 +70,11 @@ class EmbeddingReranker:
         self._store: EmbeddingStore | None = None
         self._background: Background | None = None
         self._view: tuple[Catalog, EmbeddingMatrix] | None = None
-        # The background requests' best cosines to one matrix, and the bars memoized on them: one tuple,
-        # replaced whole, so a search never pairs one matrix's cosines with another's bars. Computed when
-        # a sync embedded tools (the model is open then), else on the first gated search: reopening an
-        # index must not open the model.
-        self._scale: tuple[EmbeddingMatrix | None, np.ndarray, dict[tuple[float, ...], tuple[float, ...]]] = (
-            None, np.zeros(0, dtype=np.float32), {})
+        # The background requests' best cosines to one matrix (in their order, and sorted), and the bars
+        # memoized on them: one tuple, replaced whole, so a search never pairs one matrix's cosines with
+        # another's bars. Computed when a sync embedded tools (the model is open then), else on the first
+        # gated search: reopening an index must not open the model.
+        self._scale: _Scale = (None, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32), {})
         self._scale_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
@@ -114,19 +116,28 @@ class EmbeddingReranker:
     def dense_bars(self, *quantiles: float) -> tuple[float, ...]:
         """The cosines that the given shares (0-1) of the background requests stay below in this
         catalog (`background.Background`): the hybrid's catalog-relative gate. 0 for an empty catalog."""
-        _, best, bars = self._scale_of(self._attached()[1])
+        _, _, best, bars = self._scale_of(self._attached()[1])
         if quantiles not in bars:  # memoized per sync: every gated search asks for the same two
             bars[quantiles] = tuple(float(np.quantile(best, q)) if len(best) else 0.0 for q in quantiles)
         return bars[quantiles]
 
-    def _scale_of(self, matrix: EmbeddingMatrix) -> tuple[EmbeddingMatrix | None, np.ndarray, dict]:
+    def everyday_similarity(self, query: str, closest: float) -> float | None:
+        """How near the query lies to everyday requests (`background.Background.nearest`): its mean
+        cosine to the nearest background requests among those this catalog reaches less well than
+        `closest`, the query's best cosine to any tool. None when there is no such request."""
+        _, reach, _, _ = self._scale_of(self._attached()[1])
+        assert self._background is not None  # set by open, with the store
+        return self._background.nearest(self.queries.get_many([query])[0], reach < closest)
+
+    def _scale_of(self, matrix: EmbeddingMatrix) -> _Scale:
         scale = self._scale
         if scale[0] is not matrix:
             with self._scale_lock:  # one computation when many sessions search at once
                 scale = self._scale
                 if scale[0] is not matrix:
                     assert self._background is not None  # set by open, with the store
-                    scale = self._scale = (matrix, self._background.best_cosines(matrix), {})
+                    reach = self._background.reach(matrix)
+                    scale = self._scale = (matrix, reach, np.sort(reach), {})
         return scale
 
     def _attached(self) -> tuple[Catalog, EmbeddingMatrix]:

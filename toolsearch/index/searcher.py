@@ -69,7 +69,8 @@ class Reranker(Protocol):
 
     Optional, read with getattr: `similarities(query)` (cosines to every tool: the dense gate is on),
     `dense_bars(*shares)` (the gate's catalog-relative bars; without it only the absolute floors
-    apply) and `wants_all_queries` (dense-only hits when BM25F has none)."""
+    apply), `everyday_similarity(query, closest)` (how near the query lies to everyday requests) and
+    `wants_all_queries` (dense-only hits when BM25F has none)."""
 
     def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]: ...
 
@@ -291,8 +292,8 @@ class Searcher:
         ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
         n = self._budget(max(len(tops), 1), k) if adaptive else k
         gate = self._dense_gate(text)
-        if gate is not None and gate.closest < gate.low:
-            return []  # no tool embeds nearer the request than most everyday requests come: off-domain
+        if gate is not None and gate.off_domain(self.config.everyday_lead):
+            return []  # the request is an everyday one, not one for this catalog
         confident = gate is not None and gate.closest >= gate.high
         if not (ranked and (confident or verdict.answers(self.config, state.scorer.n_docs) or
                             self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
@@ -329,7 +330,8 @@ class Searcher:
         return Evidence(answered, verdict.strength(n_docs) if ranked else 0.0, verdict.coverage,
                         verdict.top_coverage, len(verdict.weights),
                         verdict.distinct_matched(self.config.min_matched_idf, n_docs),
-                        gate.closest if gate else None, (gate.low, gate.high) if gate else None)
+                        gate.closest if gate else None, (gate.low, gate.high) if gate else None,
+                        gate.everyday if gate else None)
 
     def _next_best(self, state: _State, needs: list[str], allow: Callable[[Tool], bool] | None,
                    keep: np.ndarray, n: int) -> list[Ranked]:
@@ -370,9 +372,10 @@ class Searcher:
         return bool(ranked) and verdict.answers(self.config, state.scorer.n_docs)
 
     def _dense_gate(self, text: str) -> DenseGate | None:
-        """The query's best cosine to any tool (over it and its clauses) and the catalog's two bars
+        """The query's best cosine to any tool (over it and its clauses), the catalog's two bars
         (`SearchConfig.dense_gate_quantile` and `dense_answer_quantile` of the background requests'
-        best cosines, with their absolute floors), when an embedding reranker that exposes
+        best cosines, with their absolute floors) and the query's cosine to its nearest everyday
+        requests (with `SearchConfig.everyday_lead`), when an embedding reranker that exposes
         `similarities` is attached and the gate is on; else None. Over the whole catalog: a tool
         filtered out by exclude=/allow= still counts as evidence that the request is in its domain."""
         config = self.config
@@ -388,8 +391,11 @@ class Searcher:
         bars = getattr(self._reranker, "dense_bars", None)
         if bars is not None:
             low, high = bars(config.dense_gate_quantile, config.dense_answer_quantile)
-        return DenseGate(float(sims.max()), max(low, config.min_dense_similarity),
-                         max(high, config.dense_only_similarity))
+        closest = float(sims.max())
+        everyday = getattr(self._reranker, "everyday_similarity", None)
+        return DenseGate(closest, max(low, config.min_dense_similarity), max(high, config.dense_only_similarity),
+                         everyday(text, closest) if everyday is not None and config.everyday_lead is not None
+                         else None)
 
     def hit_budget(self, query: str, k: int = 5) -> int:
         """How many hits an adaptive `search(query, k)` may return: `k` for a request of one need; for

@@ -115,12 +115,20 @@ class Verdict:
 
 class DenseGate(NamedTuple):
     """The hybrid's dense evidence for one query (`Searcher._dense_gate`): its best cosine to any tool,
-    the bar below which it is no good match, and the bar from which the dense evidence alone answers
-    (both relative to the catalog: `SearchConfig.dense_gate_quantile`, `dense_answer_quantile`)."""
+    the bar below which it is no good match, the bar from which the dense evidence alone answers (both
+    relative to the catalog: `SearchConfig.dense_gate_quantile`, `dense_answer_quantile`), and its
+    cosine to the nearest everyday requests the catalog reaches less well (None: not measured)."""
 
     closest: float
     low: float
     high: float
+    everyday: float | None = None
+
+    def off_domain(self, everyday_lead: float | None) -> bool:
+        """No tool embeds nearer the request than most everyday requests come, or everyday requests
+        lie nearer the request than any tool does, by more than `everyday_lead` (None: that test off)."""
+        return self.closest < self.low or (
+            everyday_lead is not None and self.everyday is not None and self.everyday - self.closest > everyday_lead)
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,8 @@ class Evidence:
     shared        the most distinctive meaningful words one judged hit shares with the query
     closest       the best cosine between the query and any tool (hybrid), else None
     dense_bars    the catalog's two dense bars, (no good match below, answered from) (hybrid), else None
+    everyday      the query's mean cosine to the nearest everyday requests that the catalog reaches less
+                  well than the query (`SearchConfig.everyday_lead`) (hybrid), else None
     """
 
     answered: bool
@@ -147,6 +157,7 @@ class Evidence:
     shared: int
     closest: float | None
     dense_bars: tuple[float, float] | None = None
+    everyday: float | None = None
 
 
 def _small_catalog_scale(n_docs: int) -> float:

@@ -98,7 +98,7 @@ class Background:
         whole text) among those `among` (a mask in the requests' order) selects; None for none."""
         if not among.any():
             return None
-        cosines = self._requests()[among] @ np.asarray(vector, dtype=np.float32)
+        cosines = (self._requests() @ np.asarray(vector, dtype=np.float32))[among]  # no copy of the rows
         nearest = np.partition(cosines, -NEIGHBOURS)[-NEIGHBOURS:] if len(cosines) > NEIGHBOURS else cosines
         return float(nearest.mean())
 

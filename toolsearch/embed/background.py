@@ -14,11 +14,12 @@ the index folder; then one matrix product per catalog change (0.05 s at 10k tool
 chunked so that memory stays bounded. The reranker computes it when a sync embedded tools (the model
 is open then), else on the first gated search, so that reopening an index opens no model.
 
-The same requests are the gate's second test: a request that lies nearer everyday requests than any
-tool is one of them (`nearest`; "whats the capital of australia, i always think sydney" comes within
-0.24 of a bundled skill's tool, but within 0.7 of "what's the capital of France"). Only the everyday
-requests the catalog reaches less well than the query count: in a travel catalog "book a flight to
-Lisbon" is served, and is no evidence against a request like it.
+The same requests are the gate's second test (`nearest`, `SearchConfig.everyday_lead`): a request
+that lies nearer everyday requests than any tool is one of them. "whats the capital of australia, i
+always think sydney" comes within 0.24 of a bundled skill's tool, but within 0.87 of the three
+requests here about Australia's capital. Only the everyday requests the catalog reaches less well than
+the query count: in a travel catalog "book a flight to Lisbon" is served, and is no evidence against a
+request like it.
 """
 
 from __future__ import annotations

@@ -151,8 +151,8 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
 
 # The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
 # they were written. A held-out set becomes calibration data once its results have been read closely
-# (data/abstention/README.md): the third pair was the first held-out set, the fourth to eleventh the
-# second to ninth; the held-out part is the tenth, written after them by yet another author.
+# (data/abstention/README.md): the third pair was the first held-out set, the fourth to twelfth the
+# second to tenth; the held-out part is the eleventh, written after them by yet another author.
 ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
                     ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
@@ -164,8 +164,9 @@ ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                     ("unanswerable_calibration8.jsonl", "bundled_queries_calibration8.jsonl"),
                     ("unanswerable_calibration9.jsonl", "bundled_queries_calibration9.jsonl"),
                     ("unanswerable_calibration10.jsonl", "bundled_queries_calibration10.jsonl"),
-                    ("unanswerable_calibration11.jsonl", "bundled_queries_calibration11.jsonl")),
-    "heldout": (("unanswerable_heldout10.jsonl", "bundled_queries_heldout10.jsonl"),),
+                    ("unanswerable_calibration11.jsonl", "bundled_queries_calibration11.jsonl"),
+                    ("unanswerable_calibration12.jsonl", "bundled_queries_calibration12.jsonl")),
+    "heldout": (("unanswerable_heldout11.jsonl", "bundled_queries_heldout11.jsonl"),),
 }
 
 

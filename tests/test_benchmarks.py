@@ -106,11 +106,11 @@ def test_tune_and_test_halves_are_disjoint_fixed_and_balanced():
 
 def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
     counts = {c: len(load_unanswerable(c, "calibration")) for c in ABSTENTION_CATALOGS}
-    assert counts == {"bundled": 90 + 148 + 148 + 150 + 150 + 200 + 250 + 200 + 200 + 200 + 199,
-                      "bfcl": 58 + 100 + 65 + 21 + 67 + 71 + 122 + 103 + 110 + 100 + 67,
-                      "seal_tools": 56 + 111 + 57 + 81 + 75 + 101 + 136 + 107 + 130 + 124 + 89}
+    assert counts == {"bundled": 90 + 148 + 148 + 150 + 150 + 200 + 250 + 200 + 200 + 200 + 199 + 198,
+                      "bfcl": 58 + 100 + 65 + 21 + 67 + 71 + 122 + 103 + 110 + 100 + 67 + 91,
+                      "seal_tools": 56 + 111 + 57 + 81 + 75 + 101 + 136 + 107 + 130 + 124 + 89 + 127}
     held = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}  # held out by default
-    assert held == {"bundled": 198, "bfcl": 91, "seal_tools": 127}
+    assert held == {"bundled": 198, "bfcl": 68, "seal_tools": 103}
     assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled", "calibration")
     assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl", "calibration")
     assert "weather" in load_unanswerable("bundled", "calibration")
@@ -269,7 +269,7 @@ def test_quality_suite_smoke(monkeypatch):
     calibration = bundled["bm25f"]["calibration"]
     assert calibration["unanswerable"] == len(abstention.unanswerable("bundled", "calibration", True))
     assert calibration["answerable"] == len(abstention.answerable("bundled", "calibration"))
-    assert calibration["answerable"] == 73 + 43 + 69 + 60 + 60 + 80 + 80 + 100 + 100 + 100 + 100
+    assert calibration["answerable"] == 73 + 43 + 69 + 60 + 60 + 80 + 80 + 100 + 100 + 100 + 100 + 100
     assert "answerable" not in bundled["bm25s"]["calibration"]
     assert bundled["bm25f"]["answerable"] == len(abstention.answerable("bundled", "heldout"))
     assert "answered" not in result["abstention"]["bfcl"]["engines"]["bm25f"]["calibration"]  # quick mode

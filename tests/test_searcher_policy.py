@@ -189,7 +189,9 @@ def test_dense_bars_are_what_everyday_requests_reach_in_the_catalog():
     # A catalog nearer to everyday life sets higher bars for the same request.
     errands = [Skill(name="errands", tools=[
         Tool(name=f"errand_{i}", description=f"{w} for me") for i, w in enumerate(
-            ["book a flight", "order a pizza", "tell me a joke", "call my mom", "book a table for dinner"])])]
+            ["book a flight to a city", "order food delivery", "tell me a joke", "call or text my friend",
+             "book a table at a restaurant for dinner", "what is the weather like tomorrow",
+             "remind me to do something", "cancel my appointment or subscription"])])]
     everyday = Searcher(errands, config=config)
     assert everyday._reranker.dense_bars(config.dense_answer_quantile)[0] > high
 

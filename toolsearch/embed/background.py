@@ -4,12 +4,12 @@ A raw cosine means little on its own. The same request scores 0.2 against 62 dev
 against 4,000 assorted ones, and another embedding model shifts every cosine. One bar for every
 catalog therefore fits none (issue 14: a bar that kept 93% of the bundled skills' requests answered
 abstained on 75% of BFCL's unanswerable ones). So the bars are quantiles of what a fixed set of
-everyday requests reaches in this catalog with this model: 1,139 requests written for the abstention
-benchmark's calibration sets ("book a flight to Lisbon", "tell me a joke", long, one-word and
-non-English ones), shipped as `toolsearch/data/background_requests.txt`. Each request's score is
+everyday requests reaches in this catalog with this model: 2,139 requests written by ten authors for
+the abstention benchmark's calibration sets ("book a flight to Lisbon", "tell me a joke", long,
+one-word and non-English ones), shipped as `toolsearch/data/background_requests.txt`. Each request's score is
 its best cosine to any tool over the request and its clauses, as a query's is.
 
-Costs: embedding the requests once per model (~4 s with all-MiniLM-L6-v2 on two cores), persisted in
+Costs: embedding the requests once per model (~8 s with all-MiniLM-L6-v2 on two cores), persisted in
 the index folder; then one matrix product per catalog change (0.05 s at 10k tools, 0.5 s at 100k),
 chunked so that memory stays bounded. The reranker computes it when a sync embedded tools (the model
 is open then), else on the first gated search, so that reopening an index opens no model.
@@ -41,7 +41,7 @@ from .store import EmbeddingMatrix
 __all__ = ["Background", "background_requests"]
 
 REQUESTS_FILE = "background_requests.txt"
-_CHUNK = 4096  # tools per matrix product: 1,656 texts x 4,096 tools x 4 bytes = 27 MB at most
+_CHUNK = 4096  # tools per matrix product: 3,373 texts x 4,096 tools x 4 bytes = 55 MB at most
 NEIGHBOURS = 3  # everyday requests averaged by `nearest`: one near-paraphrase alone is no verdict
 
 

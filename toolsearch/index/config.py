@@ -148,6 +148,17 @@ which had their tool in the top 5: "Hey bunny, How are you doing" and a Korean a
 the calibration labels count as served by BFCL (635, most through its web search) the lower bar cuts
 332 and this test 53 more (Seal-Tools: 242 and 27 of 522).
 
+Ninth round (2026-11-24): the background grows from the first seven calibration sets to all twelve
+(2,139 requests), the knobs unchanged. The eighth round's test had lost 8 points between calibration
+and the tenth author's held-out set on BFCL (81% -> 73%): the next author's requests are often
+near no earlier author's. More authors in the background bring more of them near. Judged set by
+set on sets 8-12 with the set's own requests left out of the background (as a new author's are),
+the tune halves answered with each such background in turn: abstained / answered, bundled skills,
+BFCL, Seal-Tools: 93% / 95.2%, 79% / 95.3%, 80% / 99.1% with the seven sets -> 96% / 95.0%, 81% /
+95.4%, 83% / 99.1%; Recall@5 0.865 -> 0.863, 0.857 -> 0.858, 0.921 -> 0.921. A grid over the margin,
+neighbours, served-request margin and quantiles found at most 0.7 points more in the worst catalog
+and was not taken.
+
 Boosts, k1 and b are applied when a searcher opens (the index stores raw counts), so changing them never
 forces a rebuild.
 """

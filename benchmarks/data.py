@@ -152,7 +152,8 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
 # The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
 # they were written. A held-out set becomes calibration data once its results have been read closely
 # (data/abstention/README.md): the third pair was the first held-out set, the fourth to twelfth the
-# second to tenth; the held-out part is the eleventh, written after them by yet another author.
+# second to tenth; the held-out part is the eleventh and twelfth, written after them by two more authors
+# (no rule changed between the two).
 ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
     "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
                     ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
@@ -166,7 +167,8 @@ ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
                     ("unanswerable_calibration10.jsonl", "bundled_queries_calibration10.jsonl"),
                     ("unanswerable_calibration11.jsonl", "bundled_queries_calibration11.jsonl"),
                     ("unanswerable_calibration12.jsonl", "bundled_queries_calibration12.jsonl")),
-    "heldout": (("unanswerable_heldout11.jsonl", "bundled_queries_heldout11.jsonl"),),
+    "heldout": (("unanswerable_heldout11.jsonl", "bundled_queries_heldout11.jsonl"),
+                ("unanswerable_heldout12.jsonl", "bundled_queries_heldout12.jsonl")),
 }
 
 

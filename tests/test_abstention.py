@@ -32,7 +32,7 @@ def test_every_abstention_file_is_well_formed() -> None:
             assert len({r["query"].lower() for r in rows}) == len(rows)
             assert all(r["gold"] and set(r["gold"]) <= names and r["subset"].startswith("bundled") for r in bundled)
             sizes.append((len(rows), len(bundled)))
-    assert sizes == [(90, 73), (150, 43), (149, 69), (150, 60), (150, 60), (200, 80), (250, 80), (200, 100), (200, 100), (200, 100), (200, 100), (200, 100), (200, 100)]
+    assert sizes == [(90, 73), (150, 43), (149, 69), (150, 60), (150, 60), (200, 80), (250, 80), (200, 100), (200, 100), (200, 100), (200, 100), (200, 100), (200, 100), (200, 100)]
 
 
 def test_parts_read_their_files_in_order_and_share_no_request() -> None:
@@ -52,4 +52,4 @@ def test_parts_read_their_files_in_order_and_share_no_request() -> None:
     assert held and sum(t in held for t in texts) == 0
     labels = abstention.header("bundled")["answerable_label"]
     assert "heldout" not in labels["calibration"]
-    assert labels["heldout"] == "bundled_queries_heldout11.jsonl (100)"
+    assert labels["heldout"] == "bundled_queries_heldout11.jsonl (100) + bundled_queries_heldout12.jsonl (100)"

@@ -110,7 +110,7 @@ def test_abstention_sets_leave_out_requests_a_catalog_can_serve():
                       "bfcl": 58 + 100 + 65 + 21 + 67 + 71 + 122 + 103 + 110 + 100 + 67 + 91,
                       "seal_tools": 56 + 111 + 57 + 81 + 75 + 101 + 136 + 107 + 130 + 124 + 89 + 127}
     held = {c: len(load_unanswerable(c)) for c in ABSTENTION_CATALOGS}  # held out by default
-    assert held == {"bundled": 198, "bfcl": 68, "seal_tools": 103}
+    assert held == {"bundled": 198 + 199, "bfcl": 68 + 58, "seal_tools": 103 + 96}
     assert "book a flight to Lisbon for next Friday" in load_unanswerable("bundled", "calibration")
     assert "book a flight to Lisbon for next Friday" not in load_unanswerable("bfcl", "calibration")
     assert "weather" in load_unanswerable("bundled", "calibration")

@@ -9,7 +9,7 @@ the abstention benchmark's calibration sets ("book a flight to Lisbon", "tell me
 one-word and non-English ones), shipped as `toolsearch/data/background_requests.txt`. Each request's score is
 its best cosine to any tool over the request and its clauses, as a query's is.
 
-Costs: embedding the requests once per model (~8 s with all-MiniLM-L6-v2 on two cores), persisted in
+Costs: embedding the requests once per model (~10 s with all-MiniLM-L6-v2 on two cores), persisted in
 the index folder; then one matrix product per catalog change (0.05 s at 10k tools, 0.5 s at 100k),
 chunked so that memory stays bounded. The reranker computes it when a sync embedded tools (the model
 is open then), else on the first gated search, so that reopening an index opens no model.

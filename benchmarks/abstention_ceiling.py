@@ -9,8 +9,8 @@ keep their hits):
 
 1. per-catalog ceiling: a gradient-boosted classifier trained and tested (5-fold cross-validation) on
    one catalog's own labelled requests, both parts pooled. It knows that catalog and those writers, as
-   no shipped rule can, so it bounds what the evidence can do from above. (The first seven calibration
-   sets are the hybrid's background requests too, which flatters the everyday evidence on them.)
+   no shipped rule can, so it bounds what the evidence can do from above. (Every calibration set is
+   among the hybrid's background requests too, which flatters the everyday evidence on them.)
 2. leave one catalog out: the same classifier trained on two catalogs and applied to the third, its
    threshold set on the two: what a learned, catalog-independent rule would give a new catalog.
 3. calibrated on the catalog's own answerable requests: a floor on one score (BM25F: strength; hybrid:

@@ -37,18 +37,18 @@ def matrix_of(embedder: HashingEmbedder, descriptions: list[str]):
     return store.matrix
 
 
-def test_best_cosines_are_each_requests_best_over_tools_and_clauses():
+def test_reach_is_each_requests_best_cosine_over_tools_and_clauses():
     embedder = HashingEmbedder(4096)
     matrix = matrix_of(embedder, ["book a flight to another city", "tell me a joke", "water the plants"])
-    best = Background(embedder).best_cosines(matrix)
-    assert len(best) == len(background_requests()) and np.all(np.diff(best) >= 0)  # sorted
+    best = Background(embedder).reach(matrix)  # in the requests' order
+    assert len(best) == len(background_requests())
     requests = background_requests()
     texts = [[r] for r in requests]  # without clauses: a request's own vector only
-    whole = Background(embedder, clauses=False).best_cosines(matrix)
-    expected = np.sort([max(float(matrix.similarities(embedder.embed(t)[0]).max()), -1.0) for t in texts])
+    whole = Background(embedder, clauses=False).reach(matrix)
+    expected = [max(float(matrix.similarities(embedder.embed(t)[0]).max()), -1.0) for t in texts]
     assert np.allclose(whole, expected, atol=1e-6)
     assert np.all(best >= whole - 1e-6)  # clauses can only raise a request's best
-    assert Background(embedder).best_cosines(matrix_of(embedder, [])).size == 0
+    assert Background(embedder).reach(matrix_of(embedder, [])).size == 0
 
 
 def test_nearest_everyday_requests_are_among_those_the_catalog_reaches_less_well():
@@ -56,7 +56,6 @@ def test_nearest_everyday_requests_are_among_those_the_catalog_reaches_less_well
     matrix = matrix_of(embedder, ["book a flight to another city", "tell me a joke", "water the plants"])
     background = Background(embedder)
     reach = background.reach(matrix)
-    assert np.array_equal(np.sort(reach), background.best_cosines(matrix))  # the same, in request order
     requests = background_requests()
     joke = requests.index("tell me a joke")
     vector = embedder.embed(["tell me a joke"])[0]
@@ -74,17 +73,17 @@ def test_nearest_everyday_requests_are_among_those_the_catalog_reaches_less_well
 def test_vectors_are_embedded_once_per_model_and_folder(tmp_path):
     embedder = HashingEmbedder(256)
     matrix = matrix_of(embedder, ["send an email", "read a file"])
-    first = Background(embedder, tmp_path).best_cosines(matrix)
+    first = np.sort(Background(embedder, tmp_path).reach(matrix))
     embedded = len(embedder.embedded)
-    again = Background(embedder, tmp_path).best_cosines(matrix)  # a reopened index: read, not embedded
+    again = np.sort(Background(embedder, tmp_path).reach(matrix))  # a reopened index: read, not embedded
     assert len(embedder.embedded) == embedded and np.array_equal(first, again)
     other = HashingEmbedder(256, model_id="test:other")
-    Background(other, tmp_path).best_cosines(matrix_of(other, ["send an email"]))
+    Background(other, tmp_path).reach(matrix_of(other, ["send an email"]))
     assert len(other.embedded) > 2  # another model: the vectors are recomputed ...
     assert json.loads((tmp_path / "background.json").read_text())["model_id"] == "test:other"  # ... and kept
     (tmp_path / "background.npy").write_bytes(b"not a numpy file")
     before = len(embedder.embedded)
-    assert np.array_equal(Background(embedder, tmp_path).best_cosines(matrix), first)  # unreadable: recomputed
+    assert np.array_equal(np.sort(Background(embedder, tmp_path).reach(matrix)), first)  # unreadable: recomputed
     assert len(embedder.embedded) > before
 
 
@@ -94,9 +93,9 @@ def test_a_read_only_folder_keeps_the_vectors_in_memory(tmp_path):
     blocked.write_text("a file where the folder would be")
     background = Background(embedder, blocked / "embeddings")
     matrix = matrix_of(embedder, ["send an email"])
-    assert background.best_cosines(matrix).size == len(background_requests())
+    assert background.reach(matrix).size == len(background_requests())
     embedded = len(embedder.embedded)
-    background.best_cosines(matrix)
+    background.reach(matrix)
     assert len(embedder.embedded) == embedded
 
 

@@ -113,16 +113,17 @@ def run(args: argparse.Namespace) -> int:
 
 def why_no_match(searcher: Any, query: str, k: int) -> str:
     """The evidence the no-good-match rule saw, next to the bars it is held to (`SearchConfig`)."""
+    from ..index.verdict import nearer_everyday
+
     e, config = searcher.evidence(query, k), searcher.config
     if e.dense_bars is not None and e.closest < e.dense_bars[0]:  # bars come with a cosine
         return (f"no tool embeds near the request: best cosine {e.closest:.2f}, below {e.dense_bars[0]:.2f}, "
                 f"what {config.dense_gate_quantile:.0%} of everyday requests reach in this catalog "
                 f"(dense_gate_quantile; floor min_dense_similarity {config.min_dense_similarity})")
-    lead = config.everyday_lead
-    if e.everyday is not None and e.closest is not None and lead is not None and e.everyday - e.closest > lead:
+    if nearer_everyday(e.everyday, e.closest, config.everyday_lead):
         return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
                 f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
-                f"(everyday_lead {lead})")
+                f"(everyday_lead {config.everyday_lead})")
     if e.strength == 0:
         return "no tool shares a meaningful word with the request"
     text = (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "

@@ -75,11 +75,6 @@ class Background:
         rows = np.array([at[t] for group in groups for t in group])
         return texts, owner, rows, hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
 
-    def best_cosines(self, matrix: EmbeddingMatrix) -> np.ndarray:
-        """Each background request's best cosine to any tool of `matrix`, sorted ascending (empty for an
-        empty catalog)."""
-        return np.sort(self.reach(matrix))
-
     def reach(self, matrix: EmbeddingMatrix) -> np.ndarray:
         """Each background request's best cosine to any tool of `matrix`, over it and its clauses, in
         the requests' order (empty for an empty catalog)."""

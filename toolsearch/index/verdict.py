@@ -16,7 +16,8 @@ from .config import SearchConfig
 from .documents import FIELDS
 from .scoring import Ranked
 
-__all__ = ["Evidence", "Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words"]
+__all__ = ["Evidence", "Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words",
+           "nearer_everyday"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 _NAME = 1 << FIELDS.index("name")  # the name field's bit in Ranked.fields
@@ -126,9 +127,15 @@ class DenseGate(NamedTuple):
 
     def off_domain(self, everyday_lead: float | None) -> bool:
         """No tool embeds nearer the request than most everyday requests come, or everyday requests
-        lie nearer the request than any tool does, by more than `everyday_lead` (None: that test off)."""
-        return self.closest < self.low or (
-            everyday_lead is not None and self.everyday is not None and self.everyday - self.closest > everyday_lead)
+        lie nearer the request than any tool does (`nearer_everyday`)."""
+        return self.closest < self.low or nearer_everyday(self.everyday, self.closest, everyday_lead)
+
+
+def nearer_everyday(everyday: float | None, closest: float | None, everyday_lead: float | None) -> bool:
+    """The request's nearest everyday requests lie nearer it than its best tool, by more than
+    `everyday_lead` (None: the test is off; no measure: not nearer)."""
+    return everyday_lead is not None and everyday is not None and closest is not None and (
+        everyday - closest > everyday_lead)
 
 
 @dataclass(frozen=True)

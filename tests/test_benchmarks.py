@@ -407,11 +407,11 @@ def test_abstention_ceiling_reads_the_operating_point_the_issue_sets():
         strength = rng.uniform(2.0, 4.0) if answerable else rng.uniform(0.0, 1.5)
         return {"gold": ("t",) if answerable else (), "part": part, "answered": answerable or rng.random() < 0.3,
                 "strength": strength + shift, "coverage": 0.5, "top_coverage": 0.5, "words": 3, "shared": 1,
-                "closest": None, "recall": 1.0 if answerable else 0.0}
+                "closest": None, "recall": 1.0 if answerable else 0.0, "recall_off": 1.0 if answerable else 0.0}
 
     data = {c: [row(a, p, shift) for a in (True, False) for p in ("calibration", "heldout") for _ in range(60)]
             for c, shift in (("a", 0.0), ("b", 0.0), ("c", 3.0))}
-    assert ceiling.per_catalog(data["a"], "bm25f") == 1.0
+    assert ceiling.per_catalog(data["a"], "bm25f") == {"abstained": 1.0, "strict_recall": 1.0}
     moved = ceiling.leave_one_out(data, "bm25f", "c")  # c's scores sit 3 higher: the threshold lands wrong
     assert moved["answered"] == 1.0 and moved["abstained"] < 0.5
     fitted = ceiling.calibrated(data["a"], "bm25f")
@@ -419,4 +419,25 @@ def test_abstention_ceiling_reads_the_operating_point_the_issue_sets():
     assert 2.0 < fitted["floor"] and sum(r["strength"] >= fitted["floor"] for r in fit) / len(fit) >= 0.95
     assert fitted["calibrated"]["abstained"] >= fitted["shipped"]["abstained"]
     assert "| bm25f | a |" in ceiling.markdown({"modes": {"bm25f": {"a": {
-        **fitted, "shipped_all": fitted["shipped"], "per_catalog": 1.0, "leave_one_out": moved}}}})
+        **fitted, "shipped_all": fitted["shipped"], "per_catalog": {"abstained": 1.0, "strict_recall": 1.0},
+        "leave_one_out": moved}}}})
+
+
+def test_abstention_ceiling_with_recall_kept_may_cut_only_requests_the_search_missed():
+    """The strict ceiling: answerable requests that look unanswerable may lose their hits when their
+    tools were not in the rule-off top 5 anyway, not when they were (each costs 1/120 of Recall@5)."""
+    pytest.importorskip("sklearn")
+    from benchmarks import abstention_ceiling as ceiling
+
+    def catalog(lookalike_recall: float) -> list[dict]:
+        def row(answerable: bool, strength: float, recall: float) -> dict:
+            return {"gold": ("t",) if answerable else (), "strength": strength, "coverage": 0.5,
+                    "top_coverage": 0.5, "words": 3, "shared": 1, "closest": None, "recall_off": recall}
+        return ([row(True, 3.0 + i / 100, 1.0) for i in range(114)]
+                + [row(True, 0.55 + i / 5, lookalike_recall) for i in range(6)]  # 5% look unanswerable
+                + [row(False, 0.5 + i / 100, 0.0) for i in range(120)])
+
+    missed, found = ceiling.per_catalog(catalog(0.0), "bm25f"), ceiling.per_catalog(catalog(1.0), "bm25f")
+    assert missed["abstained"] >= 0.9 and found["abstained"] >= 0.9  # 95% answered allows cutting all six
+    assert missed["strict_recall"] >= 0.9
+    assert found["strict_recall"] < 0.2  # each of the six is worth 0.0083 of Recall@5: none may be cut

@@ -8,9 +8,10 @@ reach it, three ways, each reported at the operating point the issue sets (95% o
 keep their hits):
 
 1. per-catalog ceiling: a gradient-boosted classifier trained and tested (5-fold cross-validation) on
-   one catalog's own labelled requests, both parts pooled. It knows that catalog and those writers, as
-   no shipped rule can, so it bounds what the evidence can do from above. (Every calibration set is
-   among the hybrid's background requests too, which flatters the everyday evidence on them.) Also
+   one catalog's own held-out requests. It knows that catalog and those writers, as no shipped rule
+   can, so it bounds what the evidence can do from above. Held out only: every calibration set is among
+   the hybrid's background requests, so on them the everyday evidence is flattered (a request's
+   nearest everyday request is itself), and pooling them lifted this ceiling by up to 9 points. Also
    with the Recall@5 clause read strictly ("Recall@5 kept"): the most it abstains while, besides 95%
    answered, the answerable requests it cuts hold no more than 0.005 of the rule-off Recall@5 (the
    quality benchmark's allowance), i.e. it may cut only requests whose tools the search missed anyway.
@@ -176,7 +177,7 @@ def run() -> dict[str, Any]:
         result["modes"][mode] = {c: {"requests": len(rows), "unanswerable": sum(not r["gold"] for r in rows),
                                      "shipped_all": {"abstained": float(np.mean([not r["answered"] for r in rows if not r["gold"]])),
                                                      "answered": float(np.mean([r["answered"] for r in rows if r["gold"]]))},
-                                     "per_catalog": per_catalog(rows, mode),
+                                     "per_catalog": per_catalog([r for r in rows if r["part"] == "heldout"], mode),
                                      "leave_one_out": leave_one_out(data, mode, c),
                                      **calibrated(rows, mode)}
                                  for c, rows in data.items()}
@@ -185,7 +186,7 @@ def run() -> dict[str, Any]:
 
 def markdown(result: dict[str, Any]) -> str:
     pct = "{:.0%}".format
-    lines = ["| engine | catalog | shipped rule, all data | per-catalog ceiling | ceiling, Recall@5 kept "
+    lines = ["| engine | catalog | shipped rule, all data | per-catalog ceiling (held out) | the same, Recall@5 kept "
              "| leave one catalog out | calibrated floor | shipped rule, held out | calibrated, held out |",
              "|---|---|---|---|---|---|---|---|---|"]
     for mode, catalogs in result["modes"].items():

@@ -411,7 +411,7 @@ def test_abstention_ceiling_reads_the_operating_point_the_issue_sets():
 
     data = {c: [row(a, p, shift) for a in (True, False) for p in ("calibration", "heldout") for _ in range(60)]
             for c, shift in (("a", 0.0), ("b", 0.0), ("c", 3.0))}
-    assert ceiling.per_catalog(data["a"], "bm25f") == {"abstained": 1.0, "strict_recall": 1.0}
+    assert ceiling.per_catalog(data["a"], "bm25f") == {"abstained": 1.0, "abstained_recall_kept": 1.0}
     moved = ceiling.leave_one_out(data, "bm25f", "c")  # c's scores sit 3 higher: the threshold lands wrong
     assert moved["answered"] == 1.0 and moved["abstained"] < 0.5
     fitted = ceiling.calibrated(data["a"], "bm25f")
@@ -419,7 +419,7 @@ def test_abstention_ceiling_reads_the_operating_point_the_issue_sets():
     assert 2.0 < fitted["floor"] and sum(r["strength"] >= fitted["floor"] for r in fit) / len(fit) >= 0.95
     assert fitted["calibrated"]["abstained"] >= fitted["shipped"]["abstained"]
     assert "| bm25f | a |" in ceiling.markdown({"modes": {"bm25f": {"a": {
-        **fitted, "shipped_all": fitted["shipped"], "per_catalog": {"abstained": 1.0, "strict_recall": 1.0},
+        **fitted, "shipped_all": fitted["shipped"], "per_catalog": {"abstained": 1.0, "abstained_recall_kept": 1.0},
         "leave_one_out": moved}}}})
 
 
@@ -439,5 +439,5 @@ def test_abstention_ceiling_with_recall_kept_may_cut_only_requests_the_search_mi
 
     missed, found = ceiling.per_catalog(catalog(0.0), "bm25f"), ceiling.per_catalog(catalog(1.0), "bm25f")
     assert missed["abstained"] >= 0.9 and found["abstained"] >= 0.9  # 95% answered allows cutting all six
-    assert missed["strict_recall"] >= 0.9
-    assert found["strict_recall"] < 0.2  # each of the six is worth 0.0083 of Recall@5: none may be cut
+    assert missed["abstained_recall_kept"] >= 0.9
+    assert found["abstained_recall_kept"] < 0.2  # each of the six is worth 0.0083 of Recall@5: none may be cut

@@ -125,3 +125,23 @@ def test_sentence_transformer_model_by_path_and_bad_name(tmp_path):
     assert by_path.model_id.startswith("sentence-transformers:path:")
     with pytest.raises(ConfigError, match="cannot load embedding model"):
         SentenceTransformerEmbedder(str(tmp_path / "no-such-model")).embed(["x"])
+
+
+def test_mostly_latin_counts_letters_by_script():
+    from toolsearch.embed.text import mostly_latin
+
+    for text in ("what time is it", "CAFÉ prix", "Đà Nẵng weather", "用 Python 写 hello world", "2 + 2 = ?", ""):
+        assert mostly_latin(text), text
+    for text in ("明天会下雨吗", "погода в Москве", "최근 뉴스를 찾아줘", "perform 다용도실 통돌이 중지"):
+        assert not mostly_latin(text), text
+
+
+def test_the_default_model_reads_latin_script_only_and_a_named_one_everything(monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.delenv("TOOLSEARCH_EMBED_MODEL", raising=False)
+    default = SentenceTransformerEmbedder()  # nothing loads at construction
+    assert default.latin_only and default.reads("weather in Paris") and not default.reads("明天会下雨吗")
+    multilingual = SentenceTransformerEmbedder("sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2")
+    assert not multilingual.latin_only and multilingual.reads("明天会下雨吗")
+    english = SentenceTransformerEmbedder("sentence-transformers/all-mpnet-base-v2", latin_only=True)
+    assert not english.reads("погода в Москве")

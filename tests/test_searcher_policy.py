@@ -154,6 +154,49 @@ def test_chinese_request_with_no_matching_tool_is_no_match():
     assert s.search("给我讲个笑话") == []  # "tell me a joke": no bigram in common with any tool
 
 
+class _EnglishOnlyEmbedder:
+    """Hashes English words, and puts every letter of any other script in one bucket: as with an
+    English-only model, texts in such a script embed near one another whatever they say."""
+
+    def __init__(self, latin_only: bool) -> None:
+        from _embed_helpers import HashingEmbedder
+
+        self.words, self.latin_only = HashingEmbedder(256), latin_only
+
+    model_id = "test:english-only"
+    dim = 256
+
+    def embed(self, texts):
+        from toolsearch.embed.embedder import normalize_rows
+
+        vectors = self.words.embed(texts)
+        vectors[:, 0] += [sum(1 for c in t if c.isalpha() and not c.isascii()) for t in texts]
+        return normalize_rows(vectors)
+
+    def reads(self, text: str) -> bool:
+        from toolsearch.embed.text import mostly_latin
+
+        return not self.latin_only or mostly_latin(text)
+
+
+def test_a_request_in_a_script_the_model_does_not_read_is_searched_by_bm25f_alone():
+    def hybrid(latin_only: bool) -> Searcher:
+        return Searcher(mixed_language_skills(), config=SearchConfig(
+            rerank="hybrid", embedder=_EnglishOnlyEmbedder(latin_only)))
+
+    noisy, honest = hybrid(latin_only=False), hybrid(latin_only=True)
+    # The noise: "tell me a joke" in Chinese embeds next to the Chinese weather forecast tool.
+    assert noisy.search("给我讲个笑话") and noisy.evidence("给我讲个笑话").closest > 0.9
+    # Read by BM25F alone, it shares no bigram with any tool: no good match, and no cosine reported.
+    assert honest.search("给我讲个笑话") == [] and honest.evidence("给我讲个笑话").closest is None
+    from toolsearch.cli.search import why_no_match
+    assert why_no_match(honest, "给我讲个笑话", 5).startswith("the embedding model does not read")
+    # Chinese requests that share words with a tool still find it, and English ones use the embedding.
+    assert [h.name for h in honest.search("北京明天的天气预报", 3)] == ["tianqi_yubao"]
+    assert honest.search("weather in Paris", 3)[0].name == "get_weather"
+    assert honest.evidence("weather in Paris").closest is not None
+
+
 def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request():
     from _embed_helpers import HashingEmbedder
 

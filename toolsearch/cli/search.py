@@ -124,12 +124,16 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
         return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
                 f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
                 f"(everyday_lead {config.everyday_lead})")
+    reads = getattr(searcher.reranker, "reads", None)
+    # an English-only model and a request in another script: BM25F alone judged it (Searcher._reranker_for)
+    text = "the embedding model does not read the request's script, so words alone decide: " if (
+        reads is not None and not reads(query)) else ""
     if e.strength == 0:
-        return "no tool shares a meaningful word with the request"
-    text = (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "
-            f"min_coverage {config.min_coverage:.0%}) and share {e.shared} distinctive word(s) with it, "
-            f"strength {e.strength:.2f} (bars: min_single_strength {config.min_single_strength} with one "
-            f"shared word, min_strength {config.min_strength} with two)")
+        return text + "no tool shares a meaningful word with the request"
+    text += (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "
+             f"min_coverage {config.min_coverage:.0%}) and share {e.shared} distinctive word(s) with it, "
+             f"strength {e.strength:.2f} (bars: min_single_strength {config.min_single_strength} with one "
+             f"shared word, min_strength {config.min_strength} with two)")
     if e.dense_bars is not None:
         text += (f"; best cosine {e.closest:.2f}, short of {e.dense_bars[1]:.2f}, from which the embedding "
                  f"alone answers in this catalog (dense_answer_quantile {config.dense_answer_quantile})")

@@ -33,6 +33,7 @@ import numpy as np
 from .._errors import ConfigError, MissingDependencyError
 from .onnx_files import PRECISIONS, cache_root, discard, export_folder
 from .onnx_runtime import OnnxModel, onnx_runtime_available
+from .text import mostly_latin
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -54,6 +55,10 @@ class Embedder(Protocol):
     `dim` may be lazy (load the model, ask the endpoint). On Python 3.11 `isinstance(x, Embedder)`
     reads every protocol member, so it can trigger that work: check `hasattr(type(x), "embed")` instead
     where a check must be free.
+
+    Optional, outside the protocol: `reads(text) -> bool`, False where the model's cosines for a text
+    mean nothing (an English-only model and another script); the hybrid then searches it by BM25F
+    alone. Without it every text counts as read.
     """
 
     @property
@@ -114,6 +119,10 @@ class SentenceTransformerEmbedder:
                          with int8 equals float32's (Recall@5 0.873 vs 0.871, 0.926 vs 0.924).
     cache_dir            where exports are kept (default: `$TOOLSEARCH_CACHE_DIR`, else ~/.cache/toolsearch)
     small_batch_threads  threads while embedding a few texts (queries); None leaves the runtime alone
+    latin_only           the model was trained on English only, so its cosines for text mostly in other
+                         scripts are noise (`reads`): the hybrid then judges and ranks such a query by
+                         BM25F alone. None: True for the default all-MiniLM-L6-v2, False for any other
+                         model (give True for another English-only one, such as all-mpnet-base-v2)
     """
 
     def __init__(
@@ -126,6 +135,7 @@ class SentenceTransformerEmbedder:
         backend: str | None = None,
         cache_dir: str | Path | None = None,
         precision: str | None = None,
+        latin_only: bool | None = None,
     ) -> None:
         if importlib.util.find_spec("sentence_transformers") is None:
             raise MissingDependencyError("the embedding rerank", INSTALL_HINT)
@@ -170,6 +180,7 @@ class SentenceTransformerEmbedder:
             backend = "onnx"  # torch would give other vectors than the int8 tool vectors: no fallback
         self._backend = "torch" if device != "cpu" and backend == "auto" else backend
         self._device = device
+        self.latin_only = self._model_id == DEFAULT_MODEL if latin_only is None else bool(latin_only)
         self._batch_size = batch_size
         self._small_batch_threads = small_batch_threads
         self._model: Any = None
@@ -185,6 +196,10 @@ class SentenceTransformerEmbedder:
     def model_id(self) -> str:
         suffix = "" if self._precision == "float32" else f":{self._precision}"
         return f"sentence-transformers:{self._model_id}{suffix}"
+
+    def reads(self, text: str) -> bool:
+        """Whether this model's cosines for `text` mean something (`latin_only`)."""
+        return not self.latin_only or mostly_latin(text)
 
     @property
     def backend_in_use(self) -> str | None:

@@ -87,6 +87,13 @@ class EmbeddingReranker:
         """Hybrid answers even when BM25F finds nothing good (dense-only candidates may)."""
         return self.mode == "hybrid"
 
+    def reads(self, query: str) -> bool:
+        """Whether the embedder's cosines for `query` mean something (`Embedder.reads` where the embedder
+        has it, e.g. an English-only model and a Chinese request); the Searcher uses BM25F alone when
+        they do not."""
+        reads = getattr(self.embedder, "reads", None)
+        return reads is None or bool(reads(query))
+
     def open(self, catalog: Catalog, index_dir: str | Path | None = None) -> SyncReport:
         """Attach to a catalog; vectors persist under `<index_dir>/embeddings/` when given."""
         directory = Path(index_dir) / EMBEDDINGS_DIR if index_dir is not None else None
@@ -156,7 +163,7 @@ class EmbeddingReranker:
     def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]:
         """The fused top `k` (BM25F candidates, reordered; in hybrid mode plus dense-only tools)."""
         catalog, matrix = self._attached()
-        if not len(matrix) or not query.strip():
+        if not len(matrix) or not query.strip() or not self.reads(query):
             return candidates[:k]
         sims = self._similarities(matrix, query)
         # A candidate the vectors do not know yet (a registry change racing this search) keeps its

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import unicodedata
 
 from ..catalog.model import Tool
 
-__all__ = ["TEXT_VERSION", "split_identifier", "text_hash", "tool_text"]
+__all__ = ["TEXT_VERSION", "mostly_latin", "split_identifier", "text_hash", "tool_text"]
 
 # Bump when tool_text changes shape: every stored vector is then recomputed.
 TEXT_VERSION = 1
@@ -53,3 +54,13 @@ def tool_text(tool: Tool) -> str:
 def text_hash(text: str) -> str:
     """Short, stable content hash of an embedding text (includes the text format version)."""
     return hashlib.sha256(f"{TEXT_VERSION}\n{text}".encode()).hexdigest()[:16]
+
+
+def mostly_latin(text: str) -> bool:
+    """Whether at least half of the text's letters are in the Latin script (accented ones included);
+    True for text with no letters. "用 Python 写 hello world" is, "明天会下雨吗" and "погода" are not."""
+    if text.isascii():
+        return True
+    letters = [c for c in text if c.isalpha()]
+    latin = sum(1 for c in letters if c.isascii() or unicodedata.name(c, "").startswith("LATIN"))
+    return 2 * latin >= len(letters)

@@ -287,25 +287,26 @@ class Searcher:
             return direct if text.lower().lstrip().startswith("select") else direct[:k]
         needs = self._needs(text)
         adaptive = self.config.adaptive_hits if adaptive is None else adaptive
+        reranker = self._reranker_for(text)
         most = self._budget(len(needs), k) if adaptive else k
-        depth = max(most, self.config.rerank_depth) if self._reranker else most
+        depth = max(most, self.config.rerank_depth) if reranker else most
         ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
         n = self._budget(max(len(tops), 1), k) if adaptive else k
-        gate = self._dense_gate(text)
+        gate = self._dense_gate(text, reranker)
         if gate is not None and gate.off_domain(self.config.everyday_lead):
             return []  # the request is an everyday one, not one for this catalog
         confident = gate is not None and gate.closest >= gate.high
         if not (ranked and (confident or verdict.answers(self.config, state.scorer.n_docs) or
                             self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
             # hybrid: dense-only hits when the embedding alone answers, or whenever its gate is off
-            if (confident or gate is None) and getattr(self._reranker, "wants_all_queries", False):
-                return _kept(self._reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
+            if (confident or gate is None) and getattr(reranker, "wants_all_queries", False):
+                return _kept(reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
-        if adaptive and exclude and needs and keep is not None and not self._reranker:
+        if adaptive and exclude and needs and keep is not None and not reranker:
             repeat = self._next_best(state, needs, allow, keep, n)
             if repeat:
                 return self._hits(state, repeat)
-        if adaptive and self.config.min_relative_score > 0 and not self._reranker:
+        if adaptive and self.config.min_relative_score > 0 and not reranker:
             # Hits well below the best cost the model tokens and are one repeated search away; the
             # first _ALWAYS_KEPT hits and each need's best tool stay whatever their score. (Not with a
             # reranker: it reorders, so BM25F scores say little about its order.)
@@ -313,8 +314,8 @@ class Searcher:
             always = _ALWAYS_KEPT_SEVERAL if tops else _ALWAYS_KEPT
             ranked = ranked[:always] + [r for r in ranked[always:n] if r.score >= floor or r.doc in tops]
         hits = self._hits(state, ranked)
-        if self._reranker:
-            hits = _kept(self._reranker.rerank(text, hits, n + _extra(keep)), state, keep)
+        if reranker:
+            hits = _kept(reranker.rerank(text, hits, n + _extra(keep)), state, keep)
         return hits[:n]
 
     def evidence(self, query: str, k: int = 5) -> Evidence:
@@ -326,7 +327,7 @@ class Searcher:
         if self._direct(state, text) is not None:
             return Evidence(answered, 0.0, 1.0, 1.0, 0, 0, None)
         ranked, verdict, _ = self._rank(state, text, k, k, None, self._needs(text))
-        n_docs, gate = state.scorer.n_docs, self._dense_gate(text)
+        n_docs, gate = state.scorer.n_docs, self._dense_gate(text, self._reranker_for(text))
         return Evidence(answered, verdict.strength(n_docs) if ranked else 0.0, verdict.coverage,
                         verdict.top_coverage, len(verdict.weights),
                         verdict.distinct_matched(self.config.min_matched_idf, n_docs),
@@ -371,15 +372,25 @@ class Searcher:
         ranked, verdict, _ = self._rank(state, text, k, k, keep, needs)
         return bool(ranked) and verdict.answers(self.config, state.scorer.n_docs)
 
-    def _dense_gate(self, text: str) -> DenseGate | None:
+    def _reranker_for(self, text: str) -> Reranker | None:
+        """The reranker, unless its embedder does not read the query (`EmbeddingReranker.reads`: an
+        English-only model and a request mostly in another script, whose cosines are noise: the
+        default model puts "tell me a joke" in Chinese at 0.45 to a Chinese weather tool, above the
+        bar from which the embedding alone answers). Such a query is searched by BM25F alone, which
+        matches Chinese by character bigrams and abstains when none is shared."""
+        reranker = self._reranker
+        reads = getattr(reranker, "reads", None)
+        return reranker if reads is None or reads(text) else None
+
+    def _dense_gate(self, text: str, reranker: Reranker | None) -> DenseGate | None:
         """The query's best cosine to any tool (over it and its clauses), the catalog's two bars
         (`SearchConfig.dense_gate_quantile` and `dense_answer_quantile` of the background requests'
         best cosines, with their absolute floors) and the query's cosine to its nearest everyday
-        requests (with `SearchConfig.everyday_lead`), when an embedding reranker that exposes
-        `similarities` is attached and the gate is on; else None. Over the whole catalog: a tool
+        requests (with `SearchConfig.everyday_lead`), when an embedding `reranker` that exposes
+        `similarities` is in use and the gate is on; else None. Over the whole catalog: a tool
         filtered out by exclude=/allow= still counts as evidence that the request is in its domain."""
         config = self.config
-        similarities = getattr(self._reranker, "similarities", None)
+        similarities = getattr(reranker, "similarities", None)
         if similarities is None or not text.strip() or not any((
                 config.dense_gate_quantile, config.dense_answer_quantile,
                 config.min_dense_similarity, config.dense_only_similarity)):
@@ -388,11 +399,11 @@ class Searcher:
         if not len(sims):
             return None
         low = high = 0.0
-        bars = getattr(self._reranker, "dense_bars", None)
+        bars = getattr(reranker, "dense_bars", None)
         if bars is not None:
             low, high = bars(config.dense_gate_quantile, config.dense_answer_quantile)
         closest = float(sims.max())
-        everyday = getattr(self._reranker, "everyday_similarity", None)
+        everyday = getattr(reranker, "everyday_similarity", None)
         return DenseGate(closest, max(low, config.min_dense_similarity), max(high, config.dense_only_similarity),
                          everyday(text, closest) if everyday is not None and config.everyday_lead is not None
                          else None)

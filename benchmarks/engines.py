@@ -147,6 +147,10 @@ class _MemoEmbedder:
     def dim(self) -> int:
         return self._inner.dim
 
+    def reads(self, text: str) -> bool:
+        reads = getattr(self._inner, "reads", None)  # the wrapped model's script check (Embedder.reads)
+        return reads is None or bool(reads(text))
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if todo:

@@ -441,3 +441,12 @@ def test_abstention_ceiling_with_recall_kept_may_cut_only_requests_the_search_mi
     assert missed["abstained"] >= 0.9 and found["abstained"] >= 0.9  # 95% answered allows cutting all six
     assert missed["abstained_recall_kept"] >= 0.9
     assert found["abstained_recall_kept"] < 0.2  # each of the six is worth 0.0083 of Recall@5: none may be cut
+
+
+def test_the_benchmarks_shared_embedder_keeps_the_models_script_check():
+    """The hybrid engines search a request in a script the default model does not read by BM25F alone,
+    as a user's hybrid does: the memoizing wrapper must pass the check on."""
+    pytest.importorskip("sentence_transformers")
+    from benchmarks.engines import shared_embedder
+
+    assert shared_embedder().reads("weather in Paris") and not shared_embedder().reads("明天会下雨吗")

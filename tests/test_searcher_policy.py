@@ -189,6 +189,7 @@ def test_a_request_in_a_script_the_model_does_not_read_is_searched_by_bm25f_alon
     assert noisy.search("给我讲个笑话") and noisy.evidence("给我讲个笑话").closest > 0.9
     # Read by BM25F alone, it shares no bigram with any tool: no good match, and no cosine reported.
     assert honest.search("给我讲个笑话") == [] and honest.evidence("给我讲个笑话").closest is None
+    assert honest.reranker_for("给我讲个笑话") is None and honest.reranker_for("weather") is honest.reranker
     from toolsearch.cli.search import why_no_match
     assert why_no_match(honest, "给我讲个笑话", 5).startswith("the embedding model does not read")
     # Chinese requests that share words with a tool still find it, and English ones use the embedding.

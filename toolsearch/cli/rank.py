@@ -64,9 +64,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"cannot write --out {args.out}: {exc}") from None
     try:
         for qid, query in queries:
-            if searcher.reranker is not None:  # --rerank: fuse the deeper BM25F pool with embeddings
+            reranker = searcher.reranker_for(query)  # None: no --rerank, or a script its model does not read
+            if reranker is not None:  # --rerank: fuse the deeper BM25F pool with embeddings
                 pool = searcher.candidates(query, max(args.k, searcher.config.rerank_depth))
-                hits = searcher.reranker.rerank(query, pool, args.k)
+                hits = reranker.rerank(query, pool, args.k)
             else:
                 hits = searcher.candidates(query, args.k)
             ranked = [hit.name for hit in hits]

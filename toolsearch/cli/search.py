@@ -124,10 +124,9 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
         return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
                 f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
                 f"(everyday_lead {config.everyday_lead})")
-    reads = getattr(searcher.reranker, "reads", None)
-    # an English-only model and a request in another script: BM25F alone judged it (Searcher._reranker_for)
+    # an English-only model and a request in another script: BM25F alone judged it
     text = "the embedding model does not read the request's script, so words alone decide: " if (
-        reads is not None and not reads(query)) else ""
+        searcher.reranker is not None and searcher.reranker_for(query) is None) else ""
     if e.strength == 0:
         return text + "no tool shares a meaningful word with the request"
     text += (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "

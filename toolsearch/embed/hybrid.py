@@ -89,8 +89,8 @@ class EmbeddingReranker:
 
     def reads(self, query: str) -> bool:
         """Whether the embedder's cosines for `query` mean something (`Embedder.reads` where the embedder
-        has it, e.g. an English-only model and a Chinese request); the Searcher uses BM25F alone when
-        they do not."""
+        has it, e.g. an English-only model and a Chinese request); the Searcher (`Searcher.reranker_for`)
+        then searches by BM25F alone."""
         reads = getattr(self.embedder, "reads", None)
         return reads is None or bool(reads(query))
 
@@ -163,7 +163,7 @@ class EmbeddingReranker:
     def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]:
         """The fused top `k` (BM25F candidates, reordered; in hybrid mode plus dense-only tools)."""
         catalog, matrix = self._attached()
-        if not len(matrix) or not query.strip() or not self.reads(query):
+        if not len(matrix) or not query.strip():
             return candidates[:k]
         sims = self._similarities(matrix, query)
         # A candidate the vectors do not know yet (a registry change racing this search) keeps its

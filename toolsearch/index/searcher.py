@@ -213,6 +213,17 @@ class Searcher:
         """The reranker in use (an `EmbeddingReranker` for SearchConfig(rerank=...)), or None."""
         return self._reranker
 
+    def reranker_for(self, query: str) -> Reranker | None:
+        """The reranker that searches `query`: None without one, and None when its embedder does not
+        read the query (`EmbeddingReranker.reads`: an English-only model and a request mostly in
+        another script, whose cosines are noise; the default model puts "tell me a joke" in Chinese
+        at 0.45 to a Chinese weather tool, above the bar from which the embedding alone answers).
+        Such a query is searched by BM25F alone, which matches Chinese by character bigrams and
+        abstains when none is shared."""
+        reranker = self._reranker
+        reads = getattr(reranker, "reads", None)
+        return reranker if reads is None or reads(query) else None
+
     @property
     def catalog(self) -> Catalog:
         """The catalog snapshot the index currently reflects (hits always come from it)."""
@@ -287,7 +298,7 @@ class Searcher:
             return direct if text.lower().lstrip().startswith("select") else direct[:k]
         needs = self._needs(text)
         adaptive = self.config.adaptive_hits if adaptive is None else adaptive
-        reranker = self._reranker_for(text)
+        reranker = self.reranker_for(text)
         most = self._budget(len(needs), k) if adaptive else k
         depth = max(most, self.config.rerank_depth) if reranker else most
         ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
@@ -327,7 +338,7 @@ class Searcher:
         if self._direct(state, text) is not None:
             return Evidence(answered, 0.0, 1.0, 1.0, 0, 0, None)
         ranked, verdict, _ = self._rank(state, text, k, k, None, self._needs(text))
-        n_docs, gate = state.scorer.n_docs, self._dense_gate(text, self._reranker_for(text))
+        n_docs, gate = state.scorer.n_docs, self._dense_gate(text, self.reranker_for(text))
         return Evidence(answered, verdict.strength(n_docs) if ranked else 0.0, verdict.coverage,
                         verdict.top_coverage, len(verdict.weights),
                         verdict.distinct_matched(self.config.min_matched_idf, n_docs),
@@ -371,16 +382,6 @@ class Searcher:
         keep = self._keep(state, (), allow)
         ranked, verdict, _ = self._rank(state, text, k, k, keep, needs)
         return bool(ranked) and verdict.answers(self.config, state.scorer.n_docs)
-
-    def _reranker_for(self, text: str) -> Reranker | None:
-        """The reranker, unless its embedder does not read the query (`EmbeddingReranker.reads`: an
-        English-only model and a request mostly in another script, whose cosines are noise: the
-        default model puts "tell me a joke" in Chinese at 0.45 to a Chinese weather tool, above the
-        bar from which the embedding alone answers). Such a query is searched by BM25F alone, which
-        matches Chinese by character bigrams and abstains when none is shared."""
-        reranker = self._reranker
-        reads = getattr(reranker, "reads", None)
-        return reranker if reads is None or reads(text) else None
 
     def _dense_gate(self, text: str, reranker: Reranker | None) -> DenseGate | None:
         """The query's best cosine to any tool (over it and its clauses), the catalog's two bars

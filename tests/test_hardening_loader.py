@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from toolsearch import Registry
 from toolsearch.catalog import safe_yaml
@@ -123,3 +124,22 @@ def test_watcher_survives_hostile_files_and_keeps_loading_good_ones(tmp_path: Pa
         assert reloader._thread is not None and reloader._thread.is_alive()
     assert {s.name for s in registry.catalog.skills} == {"good", "later"}
     assert {Path(p.file).name for p in reloader.problems} == {"bomb.yaml", "deep40000.yaml", "bigint.yaml"}
+
+
+@pytest.mark.parametrize("loader", [n for n in ("CSafeLoader", "SafeLoader") if hasattr(yaml, n)])
+@pytest.mark.parametrize("opening", ["[", "{a: "])
+def test_deep_flow_nesting_is_our_problem_with_either_yaml_parser(monkeypatch: pytest.MonkeyPatch, loader: str,
+                                                                  opening: str) -> None:
+    """Issue 32: libyaml 0.2.5 (PyYAML 6.0.4 wheels) stops at 1,000 levels with "exceeded maximum nesting
+    depth" before our check sees an event; the message must be ours whichever parser reads the file."""
+    monkeypatch.setattr(safe_yaml, "_Loader", getattr(yaml, loader))
+    closing = "]" if opening == "[" else "}"
+    for levels in (1000, 1500):
+        text = "tools: " + opening * levels + "x" + closing * levels + "\n"
+        with pytest.raises(safe_yaml.UnsafeDocument, match=f"nested more than {safe_yaml.MAX_DEPTH} levels"):
+            safe_yaml.compose(text)
+
+
+def test_a_real_yaml_syntax_error_is_still_a_syntax_error() -> None:
+    with pytest.raises(yaml.YAMLError):
+        safe_yaml.compose("tools: [a, b\nname: {\n")

@@ -6,8 +6,9 @@ brought down by a small file:
   graph, but everything that walks the data afterwards (line mapping, validation, fingerprints) walks
   the expanded tree: billions of nodes;
 - deep nesting: PyYAML's composer and `json` recurse once per level; 1,000 brackets raise
-  RecursionError, 40,000 overflow the C stack of the C loader (a segfault that kills the hot-reload
-  watcher with the process);
+  RecursionError, 40,000 overflow the C stack of older C loaders (a segfault that kills the hot-reload
+  watcher with the process), and newer libyaml stops at 1,000 levels with its own error, which we
+  report as ours so the message does not depend on the PyYAML version;
 - an integer of more than 4,300 digits raises ValueError from `int()` (Python's digit limit), which
   neither loader reports as a syntax error;
 - a recursive alias (`&a [*a]`) builds a cyclic structure.
@@ -62,8 +63,31 @@ def _check_size(text: str) -> None:
                              fix="split it into several files")
 
 
+def _parser_depth_limit(exc: yaml.YAMLError) -> UnsafeDocument | None:
+    """Our depth problem for the parser's own nesting limit, which fires before our check can.
+
+    libyaml 0.2.5 (bundled with PyYAML 6.0.4 wheels) stops at 1,000 levels with "exceeded maximum nesting
+    depth", and in flow context its scanner looks that far ahead before the first event reaches us. Its
+    limit is far above MAX_DEPTH, so hitting it means the document is too deep by our rule as well."""
+    problem = str(getattr(exc, "problem", None) or exc)
+    if "nesting" not in problem.lower() and "depth" not in problem.lower():
+        return None
+    return UnsafeDocument(f"nested more than {MAX_DEPTH} levels deep", _line(getattr(exc, "problem_mark", None)),
+                          fix="flatten the structure")
+
+
 def _check_events(text: str) -> None:
     """Depth and event count from the event stream (non-recursive, cheap)."""
+    try:
+        _count_events(text)
+    except yaml.YAMLError as exc:
+        translated = _parser_depth_limit(exc)
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _count_events(text: str) -> None:
     depth = events = 0
     for event in yaml.parse(text, Loader=_Loader):
         events += 1

@@ -11,7 +11,9 @@ brought down by a small file:
   report as ours so the message does not depend on the PyYAML version;
 - an integer of more than 4,300 digits raises ValueError from `int()` (Python's digit limit), which
   neither loader reports as a syntax error;
-- a recursive alias (`&a [*a]`) builds a cyclic structure.
+- a recursive alias (`&a [*a]`) builds a cyclic structure;
+- an unquoted date (`2024-01-31`) becomes a `date`, which is not JSON: the data is handed on as JSON
+  everywhere, so timestamps are kept as the text written and `!!binary` / `!!set` are refused.
 
 So a document is first run through the YAML *event* stream (libyaml's parser keeps its own stack, no
 recursion) to check depth and size before anything recursive sees it, then composed, then its alias
@@ -39,6 +41,26 @@ MAX_DEPTH = 64
 MAX_NODES = 200_000
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster when present
+
+
+def _as_text(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+def _not_json(loader: yaml.constructor.SafeConstructor, node: yaml.Node) -> Any:
+    raise UnsafeDocument(f"a {node.tag.rsplit(':', 1)[-1]} value ({node.tag}) has no JSON form",
+                         _line(node.start_mark), fix="write it as a plain string, list or mapping")
+
+
+class _JsonSafeLoader(_Loader):  # type: ignore[misc, valid-type]
+    """Constructs only what JSON can hold, because every caller hands the data on as JSON (fingerprints,
+    the index, MCP, model requests): an unquoted `2024-01-31` stays the text the author wrote instead of
+    a `date` that broke indexing of the whole catalog, and `!!binary` / `!!set` are refused with a line."""
+
+
+_JsonSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
+_JsonSafeLoader.add_constructor("tag:yaml.org,2002:binary", _not_json)
+_JsonSafeLoader.add_constructor("tag:yaml.org,2002:set", _not_json)
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
@@ -161,9 +183,11 @@ def construct(node: yaml.Node | None) -> Any:
     """Python data of a node tree from `compose`; UnsafeDocument for unconstructable values."""
     if node is None:
         return None
-    loader = _Loader("")
+    loader = _JsonSafeLoader("")
     try:
         return loader.construct_document(node)
+    except UnsafeDocument:
+        raise
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
         raise UnsafeDocument(f"a value cannot be read: {str(exc)[:200]}", _line(node.start_mark),
                              fix="shorten the number or quote it as a string") from None

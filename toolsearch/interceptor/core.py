@@ -22,7 +22,9 @@ Rules of one `create` call:
   them); the searches of that round still load their hits for the next request.
 - Round cap: after `max_search_rounds` search rounds, "raise"/"return" act on the next search; the default
   "withdraw" answers it with `LIMIT_REACHED` (the meta-tool stays: the tool list keeps its prefix) and
-  sets `tool_choice="none"` if the model searches past the cap again.
+  sends the next request with `tool_choice="none"` as the last one: any call in its reply (an endpoint
+  that ignores "none") is dropped and ends the turn, so one `create` makes at most
+  `max_search_rounds + 2` model calls however the model behaves.
 - `tool_choice`: a forced catalog tool is loaded before the first request; a forced choice applies to the
   first round only (then "auto"); `max_steps` caps the model calls of one `create`, the last one being a
   wrap-up request with the same tools and `tool_choice="none"` (so "required" cannot loop past it).
@@ -102,13 +104,16 @@ class _Turn:
             step = len(rec.rounds) + 1
             wrap_up = step >= o.max_steps
             rec.step_limit_hit = rec.step_limit_hit or wrap_up  # the cap cut the loop, answered or not
-            reply = yield self._ask(transcript, self._choice(step, over_cap, wrap_up), wrap_up)
+            # Past the search cap the request says tool_choice="none" and is the last one: endpoints
+            # that ignore "none" (Ollama and several compatible servers) searched on until max_steps.
+            last = wrap_up or over_cap > 0
+            reply = yield self._ask(transcript, self._choice(step, over_cap, wrap_up), last)
             assert isinstance(reply, ModelReply)
             rec.update_round(usage=reply.usage)
             self._check(reply)
             if not reply.calls:
                 return self._outcome((), transcript)
-            if wrap_up:
+            if last:
                 self._record(reply.calls, "dropped")
                 return self._outcome((c.id for c in reply.calls), transcript)
             searches, real, answers = self._classify(reply.calls)
@@ -192,12 +197,10 @@ class _Turn:
             self._search_and_load([(inp.last_user_text.strip(), o.prefetch_limit)], prefetch=True)
 
     def _choice(self, step: int, over_cap: int, wrap_up: bool) -> ToolChoice | None:
-        if wrap_up or over_cap >= 2:
+        if wrap_up or over_cap:
             return "none"
         if step > 1 and self.inp.forced:
             return "auto"  # a forced choice applies to the first round only
-        if over_cap and self.inp.required:
-            return "auto"  # "required" past the cap would force another search
         return None
 
     # -- pieces --------------------------------------------------------------------------------

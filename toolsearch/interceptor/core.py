@@ -15,7 +15,8 @@ Rules of one `create` call:
   and load while the budgets allow; each search is answered with a `SearchAnswer` naming only tools that
   will be in the next request, plus how many more matched but did not fit.
 - A repeated (near-identical) query in one conversation excludes the loaded tools, so it finds the
-  next-best ones. A profile (`permits(tool)`) filters searches and refuses calls outside it.
+  next-best ones. A profile (`permits(tool)`) filters searches and answers a call outside it exactly as
+  a call to a tool that does not exist.
 - A catalog tool the model guessed by name is validated against its schema: valid, it is loaded and the
   call goes on; invalid, a repair round answers the error and the schema.
 - Mixed rounds without the agent loop: real calls return to the caller at once (asking again would lose
@@ -236,10 +237,10 @@ class _Turn:
                 searches.append(call)
                 continue
             tool = None if call.name in self.inp.caller_tools else self.catalog.get(call.name)
-            if tool is not None and self.allow is not None and not self.allow(tool):
-                answers[call.id] = ToolOutput(
-                    f"Error: the tool {call.name!r} is not allowed here; use another tool.", True)
-            elif call.name in visible:
+            hidden = tool is not None and self.allow is not None and not self.allow(tool)
+            if hidden:  # answered exactly like an unknown name: a profile must not reveal what it hides
+                tool = None
+            if call.name in visible and not hidden:
                 real.append(call)
                 continue
             elif tool is not None:  # a catalog tool the model knew by name

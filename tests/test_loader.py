@@ -440,3 +440,17 @@ def test_yaml_values_with_no_json_form_are_a_located_problem(tmp_path, value):
     (problem,) = result.problems
     assert problem.file.endswith("odd.yaml") and problem.line == 5 and "no JSON form" in problem.message
     assert "plain string" in problem.fix
+
+
+def test_json_escapes_of_lone_surrogates_load_as_replacement_characters(tmp_path):
+    """Issue 32: `"\\udc80"` in a JSON skill or tools.jsonl line decoded to a lone surrogate, which
+    made every request carrying that tool's schema fail to encode (the SDKs send UTF-8)."""
+    from toolsearch.catalog.jsonl import load_jsonl
+
+    write(tmp_path, "s.json", '{"name": "s", "tools": [{"name": "t", "description": "caf\\udce9 \\ud83d\\ude00"}]}')
+    (tool,) = load_skill_file(tmp_path / "s.json").tools
+    assert tool.description == "caf\ufffd \U0001F600"
+    (tmp_path / "tools.jsonl").write_text('{"name": "u", "description": "bad \\uDC80 name"}\n')
+    skills, problems = load_jsonl(tmp_path / "tools.jsonl")
+    assert not problems and skills[0].tools[0].description == "bad \ufffd name"
+    json.dumps([tool.description, skills[0].tools[0].description], ensure_ascii=False).encode("utf-8")

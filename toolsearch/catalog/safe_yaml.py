@@ -13,7 +13,8 @@ brought down by a small file:
   neither loader reports as a syntax error;
 - a recursive alias (`&a [*a]`) builds a cyclic structure;
 - an unquoted date (`2024-01-31`) becomes a `date`, which is not JSON: the data is handed on as JSON
-  everywhere, so timestamps are kept as the text written and `!!binary` / `!!set` are refused.
+  everywhere, so timestamps are kept as the text written and `!!binary` / `!!set` are refused; a JSON
+  escape of a lone surrogate (`"\\udc80"`) becomes U+FFFD (see `toolsearch/_text.py`).
 
 So a document is first run through the YAML *event* stream (libyaml's parser keeps its own stack, no
 recursion) to check depth and size before anything recursive sees it, then composed, then its alias
@@ -32,6 +33,8 @@ import json
 from typing import Any
 
 import yaml
+
+from .._text import wire_data
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "UnsafeDocument", "compose", "construct", "json_depth",
            "load_json"]
@@ -225,9 +228,12 @@ def load_json(text: str) -> Any:
     if json_depth(text) > MAX_DEPTH:
         raise UnsafeDocument(f"nested more than {MAX_DEPTH} levels deep", fix="flatten the structure")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError:
         raise
     except (ValueError, RecursionError) as exc:  # an integer of more than 4,300 digits
         raise UnsafeDocument(f"a value cannot be read: {str(exc)[:200]}",
                              fix="shorten the number or quote it as a string") from None
+    if "\\ud" in text or "\\uD" in text:  # `"\\udc80"` decodes to a lone surrogate, which no UTF-8
+        data = wire_data(data)  # encoder takes (YAML refuses the escape); pairs were joined already
+    return data

@@ -94,7 +94,9 @@ class SkillReloader:
         owned = [s for s in registry.catalog.skills if self._owns(s)]
         self._managed = {s.name for s in owned}
         # ... which count as their files' last good versions, should a file already be broken.
-        self._good.update({str(Path(s.source).resolve()): ParsedFile(s.source, s) for s in owned})  # type: ignore[arg-type]
+        for skill in owned:  # keyed and named by the resolved path, as the folder scan names files
+            path = str(Path(skill.source).resolve())  # type: ignore[arg-type]
+            self._good[path] = ParsedFile(path, skill)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

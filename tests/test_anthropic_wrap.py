@@ -186,16 +186,16 @@ def test_cache_control_is_kept_and_native_loads_keep_the_cached_prefix(searcher,
 
 
 def test_round_cap_answers_limit_reached_then_forbids_tools(searcher):
-    script = [message(tool_search(f"query {i}")) for i in range(3)] + [message(text("I give up."))]
+    script = [message(tool_search(f"query {i}")) for i in range(2)] + [message(text("I give up."))]
     with AnthropicServer(ScriptedModel(script)) as server:
         client = toolsearch.wrap(server.client(), searcher, search_mode="native", max_search_rounds=1)
         response = client.messages.create(model="claude", max_tokens=512, messages=_ask())
         requests = server.requests
-    assert len(requests) == 4 and response.content[0].text == "I give up."
+    assert len(requests) == 3 and response.content[0].text == "I give up."
     limited = requests[2]["messages"][-1]["content"][0]
     assert limited["is_error"] is True and "limit reached" in limited["content"].lower()
-    assert requests[3]["tool_choice"] == {"type": "none"}
-    assert _shown(requests[3]) == _shown(requests[0])  # the search tool keeps its place
+    assert requests[2]["tool_choice"] == {"type": "none"}  # issue 32: with the limit's answer
+    assert _shown(requests[2]) == _shown(requests[0])  # the search tool keeps its place
     assert response.toolsearch.round_limit_hit
 
     with AnthropicServer(ScriptedModel(script)) as server:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from toolsearch import Registry
 from toolsearch.catalog import safe_yaml
@@ -38,6 +39,8 @@ HOSTILE = {
     "deep40000.yaml": "name: deeper\ntools: " + "[" * 40_000 + "]" * 40_000 + "\n",
     "dashes.yaml": "name: dashes\ntools:\n  " + "- " * 5000 + "x\n",
     "bigint.yaml": "name: big\ntools:\n  - name: t\n    timeout: " + "9" * 5000 + "\n",
+    "bigtimeout.yaml": "name: bigt\ntools:\n  - name: t\n    timeout: " + "9" * 400 + "\n",  # float() overflows
+    "bigdelay.yaml": GOOD.replace("good", "bigd") + "    retry: {max_attempts: 2, initial_delay: -" + "9" * 400 + "}\n",
     "deep.json": '{"name": "dj", "tools": ' + "[" * 40_000 + "]" * 40_000 + "}",
     "bigint.json": '{"name": "bj", "tools": [], "version": ' + "1" * 5000 + "}",
     "recursive.yaml": "name: rec\ntools: &a [*a]\n",
@@ -68,6 +71,7 @@ def test_each_hostile_file_is_its_own_problem_and_the_good_one_loads(hostile_fol
 @pytest.mark.parametrize("name, words", [
     ("bomb.yaml", "alias"), ("deep1000.yaml", "nested more than"), ("deep40000.yaml", "nested more than"),
     ("dashes.yaml", "nested more than"), ("bigint.yaml", "cannot be read"), ("deep.json", "nested"),
+    ("bigtimeout.yaml", "longer than a day"), ("bigdelay.yaml", "negative"),
     ("bigint.json", "cannot be read"), ("recursive.yaml", "recursive alias"), ("nan.yaml", "finite"),
     ("inf.yaml", "finite"), ("nanretry.yaml", "finite"),
 ])
@@ -123,3 +127,43 @@ def test_watcher_survives_hostile_files_and_keeps_loading_good_ones(tmp_path: Pa
         assert reloader._thread is not None and reloader._thread.is_alive()
     assert {s.name for s in registry.catalog.skills} == {"good", "later"}
     assert {Path(p.file).name for p in reloader.problems} == {"bomb.yaml", "deep40000.yaml", "bigint.yaml"}
+
+
+@pytest.mark.parametrize("loader", [n for n in ("CSafeLoader", "SafeLoader") if hasattr(yaml, n)])
+@pytest.mark.parametrize("opening", ["[", "{a: "])
+def test_deep_flow_nesting_is_our_problem_with_either_yaml_parser(monkeypatch: pytest.MonkeyPatch, loader: str,
+                                                                  opening: str) -> None:
+    """Issue 32: libyaml 0.2.5 (PyYAML 6.0.4 wheels) stops at 1,000 levels with "exceeded maximum nesting
+    depth" before our check sees an event; the message must be ours whichever parser reads the file."""
+    monkeypatch.setattr(safe_yaml, "_Loader", getattr(yaml, loader))
+    closing = "]" if opening == "[" else "}"
+    for levels in (1000, 1500):
+        text = "tools: " + opening * levels + "x" + closing * levels + "\n"
+        with pytest.raises(safe_yaml.UnsafeDocument, match=f"nested more than {safe_yaml.MAX_DEPTH} levels"):
+            safe_yaml.compose(text)
+
+
+def test_a_real_yaml_syntax_error_is_still_a_syntax_error() -> None:
+    with pytest.raises(yaml.YAMLError):
+        safe_yaml.compose("tools: [a, b\nname: {\n")
+
+
+def test_a_check_that_crashes_is_a_problem_of_that_file_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: an exception out of validation (it was OverflowError) escaped `load_skills` and stopped
+    every other file; whatever a check raises is now a problem of the file being checked."""
+    from toolsearch.catalog import skillfile
+
+    (tmp_path / "good.yaml").write_text(GOOD)
+    (tmp_path / "odd.yaml").write_text(GOOD.replace("good", "odd"))
+    real = skillfile.Skill.model_validate
+
+    def validate(data, *args, **kwargs):
+        if data.get("name") == "odd":
+            raise ArithmeticError("a check gave up")
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(skillfile.Skill, "model_validate", validate)
+    loaded = load_skills(tmp_path)
+    assert [s.name for s in loaded.skills] == ["good"]
+    (problem,) = loaded.problems
+    assert problem.file.endswith("odd.yaml") and "ArithmeticError: a check gave up" in problem.message

@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
+
 from toolsearch.index.fuzzy import (
     MAX_CANDIDATES,
     MAX_TERM_LENGTH,
@@ -107,3 +109,47 @@ def test_a_string_table_vocabulary_gives_the_same_corrections_as_a_list():
     assert (listed._scan().ids == tabled._scan().ids).all()
     assert (listed._scan().counts == tabled._scan().counts).all()
     assert tabled.corrections("wether", 1) == listed.corrections("wether", 1) == [("weather", 1), ("whether", 1)]
+
+
+# --- issue 32: lone surrogates and huge k at the search entry ------------------------------------
+
+def _big_catalog_searcher(tmp_path, reopen: bool):
+    """200 tools on disk: vocabulary and tool names are StringTables (64+ strings use prefix keys), and
+    a reopened index serves the names from the mapped snapshot."""
+    import json
+
+    from toolsearch import Searcher
+
+    source = tmp_path / "tools.jsonl"
+    source.write_text("".join(json.dumps({
+        "name": f"tool_{i}", "description": f"does thing number {i} with files and weather {'xyz'[i % 3]}",
+        "parameters": {"type": "object"}}) + "\n" for i in range(200)))
+    if reopen:
+        Searcher.from_path(source, tmp_path / "index").close()
+    return Searcher.from_path(source, tmp_path / "index")
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+def test_lone_surrogates_in_a_query_or_a_tool_name_are_no_crash(tmp_path, reopen):
+    searcher = _big_catalog_searcher(tmp_path, reopen)
+    with searcher:
+        for query in ("\udc80tool_1", "tool_1\udc80", "select:tool_1,\udc80x", "weather thing\udc80s",
+                      "th\udc80ing", "\ud800"):
+            hits = searcher.search(query, 5)
+            assert all(h.name.startswith("tool_") for h in hits)
+            searcher.evidence(query)
+            searcher.candidates(query)
+        assert [h.name for h in searcher.search("select:tool_1,\udc80x")] == ["tool_1"]
+        assert searcher.catalog.get("tool_1\udc80") is None and "\udcff" not in searcher.catalog
+        assert [h.name for h in searcher.search("tool_7")] == ["tool_7"]  # and the next request works
+
+
+@pytest.mark.parametrize("k", [2**63, 2**31, 10**100])
+def test_k_larger_than_the_catalog_returns_at_most_the_catalog(tmp_path, k):
+    with _big_catalog_searcher(tmp_path, reopen=True) as searcher:
+        assert [h.name for h in searcher.search("tool_3", k)] == ["tool_3"]
+        hits = searcher.search("does thing number 12 with files", k)
+        assert hits and hits[0].name == "tool_12" and len(hits) <= 200
+        assert len(searcher.candidates("files weather", k)) == 200
+        assert searcher.hit_budget("files, then weather", k) <= 200
+        searcher.evidence("files", k)

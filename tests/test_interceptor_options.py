@@ -109,7 +109,8 @@ def test_one_line_descriptions():
 
 def test_profile_filters_searches_and_refuses_calls_outside_it(tmp_path):
     """A profile (issue 12's shape: permits(tool) -> bool) is passed to the retriever as allow= and
-    calls to tools it does not permit are answered with an error, never returned or run."""
+    calls to tools it does not permit are answered with an error, never returned or run. The error is the
+    one for a tool that does not exist (issue 32: "not allowed here" told the model the tool exists)."""
     from toolsearch.index.searcher import Searcher
     from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 
@@ -120,7 +121,9 @@ def test_profile_filters_searches_and_refuses_calls_outside_it(tmp_path):
     with pytest.raises(ConfigError, match="permits"):
         InterceptorOptions(profile=object())
     searcher = Searcher(sample_skills(), tmp_path / "index")
-    script = [reply(None, search("send an email message")), reply(None, call("send_email", {"to": "a", "body": "b"})),
+    script = [reply(None, search("send an email message")),
+              reply(None, call("send_email", {"to": "a", "body": "b"}), call("send_emailz", {"to": "a"}),
+                    call("remember", {"text": "x"})),
               reply("I cannot send mail.")]
     with FakeModelServer(ScriptedModel(script)) as server:
         client = toolsearch.wrap(server.client(), searcher, profile=NoMail())
@@ -128,5 +131,8 @@ def test_profile_filters_searches_and_refuses_calls_outside_it(tmp_path):
         requests = server.requests
     searcher.close()
     assert all({"send_email", "remember"}.isdisjoint(t["function"]["name"] for t in r["tools"]) for r in requests)
-    assert "not allowed" in requests[2]["messages"][-1]["content"]
+    hidden, unknown, pinned_hidden = [m["content"] for m in requests[2]["messages"] if m["role"] == "tool"][-3:]
+    assert hidden == unknown.replace("send_emailz", "send_email")  # the same answer, word for word
+    assert pinned_hidden == unknown.replace("send_emailz", "remember")
+    assert "no tool named 'send_email'" in hidden and "allowed" not in hidden
     assert response.choices[0].message.content == "I cannot send mail."

@@ -401,3 +401,56 @@ def test_repository_skills_folder_is_clean():
     result = load_skills(skills_dir)
     assert result.problems == () and result.tool_count > 0
     Registry(result.skills)  # the loaded set is a consistent catalog
+
+
+def test_unquoted_yaml_dates_load_as_the_text_written_and_the_catalog_indexes(tmp_path):
+    """Issue 32: `examples: [2024-01-31]` loaded as a `date`, passed validation, then every index,
+    search and serve failed for every skill with "date is not JSON serializable"."""
+    from toolsearch import Searcher
+
+    write(tmp_path, "dates.yaml", """
+        name: dates
+        tools:
+          - name: set_due_date
+            description: Set the due date of a task
+            input_schema:
+              type: object
+              properties:
+                when: {type: string, examples: [2024-01-31, 2024-02-01 10:30:00], default: 2024-12-24}
+                by_day: {type: object, properties: {2024-03-01: {type: string}}}
+        """)
+    write(tmp_path, "weather.yaml", skill("weather", tools=("get_weather",)))
+    result = load_skills(tmp_path)
+    assert result.ok and names(result) == ["dates", "weather"]
+    (dates,) = [s for s in result.skills if s.name == "dates"]
+    when = dates.tools[0].input_schema["properties"]["when"]
+    assert when["examples"] == ["2024-01-31", "2024-02-01 10:30:00"] and when["default"] == "2024-12-24"
+    json.dumps([t.input_schema for s in result.skills for t in s.tools])  # all of it is JSON
+    with Searcher.from_path(tmp_path, tmp_path / "index") as searcher:  # the on-disk index builds
+        assert [h.name for h in searcher.search("due date of a task")][:1] == ["set_due_date"]
+        assert "get_weather" in [h.name for h in searcher.search("get_weather")]
+
+
+@pytest.mark.parametrize("value", ["!!binary aGVsbG8=", "!!set {a, b}"])
+def test_yaml_values_with_no_json_form_are_a_located_problem(tmp_path, value):
+    write(tmp_path, "odd.yaml", f"name: odd\ntools:\n  - name: t\n    description: x\n    tags: {value}\n")
+    write(tmp_path, "fine.yaml", skill("fine", tools=("ok",)))
+    result = load_skills(tmp_path)
+    assert names(result) == ["fine"]
+    (problem,) = result.problems
+    assert problem.file.endswith("odd.yaml") and problem.line == 5 and "no JSON form" in problem.message
+    assert "plain string" in problem.fix
+
+
+def test_json_escapes_of_lone_surrogates_load_as_replacement_characters(tmp_path):
+    """Issue 32: `"\\udc80"` in a JSON skill or tools.jsonl line decoded to a lone surrogate, which
+    made every request carrying that tool's schema fail to encode (the SDKs send UTF-8)."""
+    from toolsearch.catalog.jsonl import load_jsonl
+
+    write(tmp_path, "s.json", '{"name": "s", "tools": [{"name": "t", "description": "caf\\udce9 \\ud83d\\ude00"}]}')
+    (tool,) = load_skill_file(tmp_path / "s.json").tools
+    assert tool.description == "caf\ufffd \U0001F600"
+    (tmp_path / "tools.jsonl").write_text('{"name": "u", "description": "bad \\uDC80 name"}\n')
+    skills, problems = load_jsonl(tmp_path / "tools.jsonl")
+    assert not problems and skills[0].tools[0].description == "bad \ufffd name"
+    json.dumps([tool.description, skills[0].tools[0].description], ensure_ascii=False).encode("utf-8")

@@ -311,3 +311,60 @@ def test_executor_from_a_folder_is_strict(folder: Path):
     write(folder / "bad.yaml", "name: bad\ntools: [{name: x, timout: 1}]\n")
     with pytest.raises(SkillError, match="bad.yaml"):
         Executor(folder)
+
+
+BIG_TIMEOUT = "name: mail\ntools:\n  - name: send_email\n    timeout: " + "9" * 400 + "\n"
+
+
+def test_a_huge_number_is_a_problem_and_later_reloads_still_run(loaded, folder: Path):
+    """Issue 32: a 400-digit `timeout:` raised OverflowError out of every later reload."""
+    registry, reloader = loaded
+    good = registry.catalog.skill("mail")
+    write(folder / "mail.yaml", BIG_TIMEOUT)
+    report = reloader.reload()
+    assert not report.changed and registry.catalog.skill("mail") is good
+    [problem] = reloader.problems
+    assert problem.field == "tools[0].timeout" and problem.line == 4 and "longer than a day" in problem.message
+    assert len(problem.message) < 200  # the 400 digits are not echoed whole
+    write(folder / "calendar.yaml", skill_yaml("calendar", "create_event"))
+    assert reloader.reload().added == ("calendar",)
+
+
+@pytest.mark.parametrize("edit, words", [
+    ("depends_on: [mail]\n", "mail"),  # on itself
+    ("depends_on: [no_such_skill]\n", "no_such_skill"),
+    ("tools:\n  - name: tool_search\n    description: x\n", "reserved"),
+    ("tools:\n  - name: get_forecast\n    description: x\n", "already defined by skill 'weather'"),
+])
+def test_an_edit_the_catalog_checks_refuse_keeps_the_last_good_version(loaded, folder: Path, edit: str,
+                                                                        words: str):
+    """Issue 32: these edits parse, so the old reloader took them as the file's good version; the
+    catalog checks then refused them and the live skill (and its dependents) left the catalog."""
+    registry, reloader = loaded
+    good = registry.catalog.skill("mail")
+    changes = Changes(registry)
+    text = skill_yaml("mail", "send_email", "list_inbox")
+    if edit.startswith("tools:"):
+        text = text.split("tools:")[0] + edit
+    else:
+        text += edit
+    write(folder / "mail.yaml", text)
+    report = reloader.reload()
+    assert not report.changed and changes.touched == []
+    assert registry.catalog.skill("mail") is good and "add_mail_rule" in registry.catalog
+    messages = [p.message for p in reloader.problems if p.file.endswith("mail.yaml")]
+    assert messages and any(words in m for m in messages), reloader.problems
+    assert all("last good version stays in service" in m for m in messages)
+    assert reloader.reload().problems == reloader.problems  # still held back, still reported
+    write(folder / "mail.yaml", skill_yaml("mail", "send_email", description="fixed"))
+    report = reloader.reload()
+    assert report.updated == ("mail",) and reloader.problems == ()
+
+
+def test_a_new_file_the_checks_refuse_is_only_reported(loaded, folder: Path):
+    registry, reloader = loaded
+    write(folder / "meta.yaml", skill_yaml("meta", "tool_search"))
+    report = reloader.reload()
+    assert not report.changed and "meta" not in {s.name for s in registry.catalog.skills}
+    [problem] = reloader.problems
+    assert "reserved" in problem.message and "last good version" not in problem.message

@@ -143,7 +143,7 @@ def test_malformed_search_arguments_get_an_error_output_item_not_an_exception(se
 
 
 def test_round_cap_answers_limit_reached_then_forces_an_answer(searcher):
-    script = ItemScript([[search(f"weather {i}")] for i in range(5)] + [[text("Best effort.")]])
+    script = ItemScript([[search(f"weather {i}")] for i in range(3)] + [[text("Best effort.")]])
     with FakeModelServer(script) as server:
         wrapped = toolsearch.wrap(server.client(), searcher, search_mode="native", max_search_rounds=2)
         response = wrapped.responses.create(model="gpt-5.4", input=Q)

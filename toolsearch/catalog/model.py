@@ -35,6 +35,9 @@ def parse_duration(value: object) -> float:
     """Seconds from `15s`, `2m`, `500ms`, `1h` or a plain number of seconds: finite, 0 to a day."""
     if isinstance(value, bool):
         raise ValueError(f"expected a duration such as '15s', '2m' or '500ms', got {value!r}")
+    if isinstance(value, int) and abs(value) > MAX_DURATION:  # float() of a 400-digit int overflows
+        too = "negative" if value < 0 else f"longer than a day ({MAX_DURATION:g}s)"
+        raise ValueError(f"a duration cannot be {too}, got {_shown(value)}")
     if isinstance(value, (int, float)):
         seconds = float(value)
     else:
@@ -42,13 +45,20 @@ def parse_duration(value: object) -> float:
         if not match:
             raise ValueError(f"expected a duration such as '15s', '2m' or '500ms', got {value!r}")
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if not math.isfinite(seconds):  # YAML reads .nan and .inf as floats; wait_for(nan) never ends
+    # YAML reads .nan and .inf as floats (wait_for(nan) never ends); a text of 400 digits is inf, too long
+    if not math.isfinite(seconds) and not isinstance(value, str):
         raise ValueError(f"a duration must be a finite number of seconds, got {value!r}")
     if seconds < 0:
         raise ValueError(f"a duration cannot be negative, got {value!r}")
-    if seconds > MAX_DURATION:
-        raise ValueError(f"a duration cannot be longer than a day ({MAX_DURATION:g}s), got {value!r}")
+    if seconds > MAX_DURATION:  # also a string of 400 digits, which float() reads as inf
+        raise ValueError(f"a duration cannot be longer than a day ({MAX_DURATION:g}s), got {_shown(value)}")
     return seconds
+
+
+def _shown(value: object) -> str:
+    """The value for an error message, cut: a file's 400-digit number is not worth echoing whole."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
 class _Model(BaseModel):

@@ -6,11 +6,15 @@ brought down by a small file:
   graph, but everything that walks the data afterwards (line mapping, validation, fingerprints) walks
   the expanded tree: billions of nodes;
 - deep nesting: PyYAML's composer and `json` recurse once per level; 1,000 brackets raise
-  RecursionError, 40,000 overflow the C stack of the C loader (a segfault that kills the hot-reload
-  watcher with the process);
+  RecursionError, 40,000 overflow the C stack of older C loaders (a segfault that kills the hot-reload
+  watcher with the process), and newer libyaml stops at 1,000 levels with its own error, which we
+  report as ours so the message does not depend on the PyYAML version;
 - an integer of more than 4,300 digits raises ValueError from `int()` (Python's digit limit), which
   neither loader reports as a syntax error;
-- a recursive alias (`&a [*a]`) builds a cyclic structure.
+- a recursive alias (`&a [*a]`) builds a cyclic structure;
+- an unquoted date (`2024-01-31`) becomes a `date`, which is not JSON: the data is handed on as JSON
+  everywhere, so timestamps are kept as the text written and `!!binary` / `!!set` are refused; a JSON
+  escape of a lone surrogate (`"\\udc80"`) becomes U+FFFD (see `toolsearch/_text.py`).
 
 So a document is first run through the YAML *event* stream (libyaml's parser keeps its own stack, no
 recursion) to check depth and size before anything recursive sees it, then composed, then its alias
@@ -30,6 +34,8 @@ from typing import Any
 
 import yaml
 
+from .._text import wire_data
+
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "UnsafeDocument", "compose", "construct", "json_depth",
            "load_json"]
 
@@ -38,6 +44,26 @@ MAX_DEPTH = 64
 MAX_NODES = 200_000
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster when present
+
+
+def _as_text(loader: yaml.constructor.SafeConstructor, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+def _not_json(loader: yaml.constructor.SafeConstructor, node: yaml.Node) -> Any:
+    raise UnsafeDocument(f"a {node.tag.rsplit(':', 1)[-1]} value ({node.tag}) has no JSON form",
+                         _line(node.start_mark), fix="write it as a plain string, list or mapping")
+
+
+class _JsonSafeLoader(_Loader):  # type: ignore[misc, valid-type]
+    """Constructs only what JSON can hold, because every caller hands the data on as JSON (fingerprints,
+    the index, MCP, model requests): an unquoted `2024-01-31` stays the text the author wrote instead of
+    a `date` that broke indexing of the whole catalog, and `!!binary` / `!!set` are refused with a line."""
+
+
+_JsonSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
+_JsonSafeLoader.add_constructor("tag:yaml.org,2002:binary", _not_json)
+_JsonSafeLoader.add_constructor("tag:yaml.org,2002:set", _not_json)
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
@@ -62,8 +88,31 @@ def _check_size(text: str) -> None:
                              fix="split it into several files")
 
 
+def _parser_depth_limit(exc: yaml.YAMLError) -> UnsafeDocument | None:
+    """Our depth problem for the parser's own nesting limit, which fires before our check can.
+
+    libyaml 0.2.5 (bundled with PyYAML 6.0.4 wheels) stops at 1,000 levels with "exceeded maximum nesting
+    depth", and in flow context its scanner looks that far ahead before the first event reaches us. Its
+    limit is far above MAX_DEPTH, so hitting it means the document is too deep by our rule as well."""
+    problem = str(getattr(exc, "problem", None) or exc)
+    if "nesting" not in problem.lower() and "depth" not in problem.lower():
+        return None
+    return UnsafeDocument(f"nested more than {MAX_DEPTH} levels deep", _line(getattr(exc, "problem_mark", None)),
+                          fix="flatten the structure")
+
+
 def _check_events(text: str) -> None:
     """Depth and event count from the event stream (non-recursive, cheap)."""
+    try:
+        _count_events(text)
+    except yaml.YAMLError as exc:
+        translated = _parser_depth_limit(exc)
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _count_events(text: str) -> None:
     depth = events = 0
     for event in yaml.parse(text, Loader=_Loader):
         events += 1
@@ -137,9 +186,11 @@ def construct(node: yaml.Node | None) -> Any:
     """Python data of a node tree from `compose`; UnsafeDocument for unconstructable values."""
     if node is None:
         return None
-    loader = _Loader("")
+    loader = _JsonSafeLoader("")
     try:
         return loader.construct_document(node)
+    except UnsafeDocument:
+        raise
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
         raise UnsafeDocument(f"a value cannot be read: {str(exc)[:200]}", _line(node.start_mark),
                              fix="shorten the number or quote it as a string") from None
@@ -177,9 +228,12 @@ def load_json(text: str) -> Any:
     if json_depth(text) > MAX_DEPTH:
         raise UnsafeDocument(f"nested more than {MAX_DEPTH} levels deep", fix="flatten the structure")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError:
         raise
     except (ValueError, RecursionError) as exc:  # an integer of more than 4,300 digits
         raise UnsafeDocument(f"a value cannot be read: {str(exc)[:200]}",
                              fix="shorten the number or quote it as a string") from None
+    if "\\ud" in text or "\\uD" in text:  # `"\\udc80"` decodes to a lone surrogate, which no UTF-8
+        data = wire_data(data)  # encoder takes (YAML refuses the escape); pairs were joined already
+    return data

@@ -117,6 +117,10 @@ def parse_skill_file(path: str | Path) -> ParsedFile:
         return ParsedFile(
             name, None, tuple(problems_from_validation(exc, name, lines)), lines, skill_name
         )
+    except Exception as exc:  # a check that fails instead of reporting: still this file's problem alone
+        return ParsedFile(name, None, (Problem(
+            name, f"the skill cannot be checked ({type(exc).__name__}: {str(exc)[:200]})",
+            fix="look for an unusual value (a huge number, an odd type) and simplify it"),), lines, skill_name)
     return ParsedFile(name, skill, tuple(problems), lines, skill.name)
 
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._errors import ConfigError, SkillError
+from .._text import wire_text
 from ..catalog.hits import Hit, ToolRef
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
@@ -290,7 +291,8 @@ class Searcher:
         `permits`); tools it refuses are filtered out before ranking, so they never show up, not even
         as the reason for a "no good match".
         """
-        state, text = self._state, self._clean(query, k)
+        state = self._state
+        text, k = self._clean(query, k, state)
         keep = self._keep(state, exclude, allow)
         direct = self._direct(state, text)
         if direct is not None:
@@ -333,7 +335,8 @@ class Searcher:
         """What the no-good-match rule sees for `query` (for tuning its knobs on a catalog and for
         telling a user why a request got no answer). A query answered by exact name or `select:`
         is answered with no ranking evidence."""
-        state, text = self._state, self._clean(query, k)
+        state = self._state
+        text, k = self._clean(query, k, state)
         answered = bool(self.search(query, k))
         if self._direct(state, text) is not None:
             return Evidence(answered, 0.0, 1.0, 1.0, 0, 0, None)
@@ -417,7 +420,8 @@ class Searcher:
 
         Callers that pay per loaded tool (the interceptor's token budget) can read this before
         searching; the loadout's own count and token limits still apply to whatever is loaded."""
-        state, text = self._state, self._clean(query, k)
+        state = self._state
+        text, k = self._clean(query, k, state)
         needs = self._needs(text)
         if not needs or self._direct(state, text) is not None:
             return k
@@ -433,7 +437,8 @@ class Searcher:
 
     def candidates(self, query: str, n: int = 50) -> list[Hit]:
         """The top `n` BM25F hits without the no-good-match cut (the input of a reranker)."""
-        state, text = self._state, self._clean(query, n)
+        state = self._state
+        text, n = self._clean(query, n, state)
         return self._hits(state, self._rank(state, text, n, n, None, self._needs(text))[0])
 
     @staticmethod
@@ -457,12 +462,17 @@ class Searcher:
                     keep[doc] = False
         return keep
 
-    def _clean(self, query: str, k: int) -> str:
+    def _clean(self, query: str, k: int, state: _State) -> tuple[str, int]:
+        """The query as searched and `k` cut to the catalog's size (there are no more hits than tools;
+        `k=2**63` overflowed the ranking's C integers)."""
         if not isinstance(query, str):
             raise ConfigError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ConfigError(f"k must be a positive integer, got {k!r}")
-        return _CONTROL.sub(" ", query[: self.config.max_query_chars])
+        k = min(k, max(state.scorer.n_docs, 1))
+        # Lone surrogates (a JSON "\udc80" escape) become U+FFFD: encoding one to UTF-8 raised in the
+        # index's term lookup and again wherever the query went next.
+        return wire_text(_CONTROL.sub(" ", query[: self.config.max_query_chars])), k
 
     def _direct(self, state: _State, text: str) -> list[Hit] | None:
         select = _SELECT.match(text)

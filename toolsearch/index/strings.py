@@ -93,7 +93,10 @@ class StringTable(Sequence[str]):
         keys = self._keys
         if keys is None:
             keys = self._keys = _prefix_keys(self)  # one assignment: racing threads build the same
-        encoded = text.encode("utf-8")
+        try:
+            encoded = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (a model's tool name): no UTF-8 string equals it
+            return None
         key = np.uint64(int.from_bytes(encoded[:8].ljust(8, b"\0"), "big"))
         lo = int(keys.searchsorted(key))
         if len(encoded) < 8 and "\0" not in text:

@@ -15,14 +15,17 @@ Rules of one `create` call:
   and load while the budgets allow; each search is answered with a `SearchAnswer` naming only tools that
   will be in the next request, plus how many more matched but did not fit.
 - A repeated (near-identical) query in one conversation excludes the loaded tools, so it finds the
-  next-best ones. A profile (`permits(tool)`) filters searches and refuses calls outside it.
+  next-best ones. A profile (`permits(tool)`) filters searches and answers a call outside it exactly as
+  a call to a tool that does not exist.
 - A catalog tool the model guessed by name is validated against its schema: valid, it is loaded and the
   call goes on; invalid, a repair round answers the error and the schema.
 - Mixed rounds without the agent loop: real calls return to the caller at once (asking again would lose
   them); the searches of that round still load their hits for the next request.
 - Round cap: after `max_search_rounds` search rounds, "raise"/"return" act on the next search; the default
   "withdraw" answers it with `LIMIT_REACHED` (the meta-tool stays: the tool list keeps its prefix) and
-  sets `tool_choice="none"` if the model searches past the cap again.
+  sends the next request with `tool_choice="none"` as the last one: any call in its reply (an endpoint
+  that ignores "none") is dropped and ends the turn, so one `create` makes at most
+  `max_search_rounds + 2` model calls however the model behaves.
 - `tool_choice`: a forced catalog tool is loaded before the first request; a forced choice applies to the
   first round only (then "auto"); `max_steps` caps the model calls of one `create`, the last one being a
   wrap-up request with the same tools and `tool_choice="none"` (so "required" cannot loop past it).
@@ -102,13 +105,16 @@ class _Turn:
             step = len(rec.rounds) + 1
             wrap_up = step >= o.max_steps
             rec.step_limit_hit = rec.step_limit_hit or wrap_up  # the cap cut the loop, answered or not
-            reply = yield self._ask(transcript, self._choice(step, over_cap, wrap_up), wrap_up)
+            # Past the search cap the request says tool_choice="none" and is the last one: endpoints
+            # that ignore "none" (Ollama and several compatible servers) searched on until max_steps.
+            last = wrap_up or over_cap > 0
+            reply = yield self._ask(transcript, self._choice(step, over_cap, wrap_up), last)
             assert isinstance(reply, ModelReply)
             rec.update_round(usage=reply.usage)
             self._check(reply)
             if not reply.calls:
                 return self._outcome((), transcript)
-            if wrap_up:
+            if last:
                 self._record(reply.calls, "dropped")
                 return self._outcome((c.id for c in reply.calls), transcript)
             searches, real, answers = self._classify(reply.calls)
@@ -192,12 +198,10 @@ class _Turn:
             self._search_and_load([(inp.last_user_text.strip(), o.prefetch_limit)], prefetch=True)
 
     def _choice(self, step: int, over_cap: int, wrap_up: bool) -> ToolChoice | None:
-        if wrap_up or over_cap >= 2:
+        if wrap_up or over_cap:
             return "none"
         if step > 1 and self.inp.forced:
             return "auto"  # a forced choice applies to the first round only
-        if over_cap and self.inp.required:
-            return "auto"  # "required" past the cap would force another search
         return None
 
     # -- pieces --------------------------------------------------------------------------------
@@ -233,10 +237,10 @@ class _Turn:
                 searches.append(call)
                 continue
             tool = None if call.name in self.inp.caller_tools else self.catalog.get(call.name)
-            if tool is not None and self.allow is not None and not self.allow(tool):
-                answers[call.id] = ToolOutput(
-                    f"Error: the tool {call.name!r} is not allowed here; use another tool.", True)
-            elif call.name in visible:
+            hidden = tool is not None and self.allow is not None and not self.allow(tool)
+            if hidden:  # answered exactly like an unknown name: a profile must not reveal what it hides
+                tool = None
+            if call.name in visible and not hidden:
                 real.append(call)
                 continue
             elif tool is not None:  # a catalog tool the model knew by name

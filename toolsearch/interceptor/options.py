@@ -32,8 +32,9 @@ class InterceptorOptions:
       may use it).
     - `max_search_rounds`: how many model turns may search within one `create` call. With
       `on_round_limit="withdraw"` a search past the cap is answered "limit reached: use the tools you
-      have" (the meta-tool keeps its place, so the prompt cache survives) and a second one gets
-      `tool_choice="none"`; `"raise"` raises `ModelBehaviorError` when the model searches once more;
+      have" (the meta-tool keeps its place, so the prompt cache survives) and the next request, with
+      `tool_choice="none"`, is the last (its calls are dropped should the endpoint ignore "none"): at most
+      `max_search_rounds + 2` model calls; `"raise"` raises `ModelBehaviorError` when the model searches once more;
       `"return"` returns that response as is (search calls removed).
     - `search_limit` / `max_search_limit`: hits per search by default / the most the model may ask for.
     - `max_loaded_tools` / `max_loaded_tokens`: budgets of the session's loaded tools (schema tokens,

@@ -1,5 +1,9 @@
 """The values the turn core and the provider adapters exchange (frozen dataclasses; the contract of
-/work/coord/CORE_V2.md). `core` re-exports them, so `from toolsearch.interceptor.core import X` works."""
+/work/coord/CORE_V2.md). `core` re-exports them, so `from toolsearch.interceptor.core import X` works.
+
+Everything here that is sent to the model again (the model's reply, replayed; our answers) has its lone
+surrogates replaced on creation (`_text.py`): one in a model's tool name or in a tool's output (a file
+name that is not UTF-8) made the SDK's JSON encoder raise in the middle of the loop."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 from .._errors import ModelBehaviorError
+from .._text import wire_data, wire_text
 from ..catalog.model import Tool
 from .report import Recorder, Usage
 
@@ -37,6 +42,20 @@ class ToolCall:
     arguments: str  # JSON text, as models send it
     namespace: str | None = None
 
+    def __post_init__(self) -> None:
+        for field in ("id", "name", "arguments"):
+            value = getattr(self, field)
+            if isinstance(value, str):
+                object.__setattr__(self, field, wire_text(value))
+
+
+def _clean_text(obj: Any) -> None:
+    """`wire_text` on a frozen value's `text` (and `query`) in place, at creation."""
+    for field in ("text", "query"):
+        value = getattr(obj, field, None)
+        if isinstance(value, str):
+            object.__setattr__(obj, field, wire_text(value))
+
 
 @dataclass(frozen=True)
 class ModelReply:
@@ -46,11 +65,18 @@ class ModelReply:
     raw: Any = None  # provider-native assistant item(s), replayed verbatim by the adapter
     truncated: bool = False  # the reply stopped at the token limit inside a tool call
 
+    def __post_init__(self) -> None:
+        _clean_text(self)
+        object.__setattr__(self, "raw", wire_data(self.raw))
+
 
 @dataclass(frozen=True)
 class ToolOutput:
     text: str
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        _clean_text(self)
 
 
 @dataclass(frozen=True)
@@ -63,6 +89,9 @@ class SearchAnswer:
     more: int = 0
     text: str = ""
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        _clean_text(self)
 
 
 Answer = Union[ToolOutput, SearchAnswer]

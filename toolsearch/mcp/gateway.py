@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._errors import ConfigError
+from .._text import wire_data, wire_text
 from ..catalog.model import Tool
 from ..catalog.registry import Catalog
 from ..interceptor.loadout import Loadout
@@ -320,6 +321,9 @@ def _entry(tool: Tool) -> dict[str, Any]:
 def _result(text: str, is_error: bool, structured: Any) -> Any:
     import mcp_types as types
 
+    # Lone surrogates (a file name that is not UTF-8, a client's "\udc80" echoed) cannot be sent: the
+    # response failed to encode and the call was never answered. See toolsearch/_text.py.
+    text, structured = wire_text(text), wire_data(structured)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error,
                                 structured_content=structured if isinstance(structured, dict) else None)
 

@@ -13,8 +13,10 @@ snapshot they started with. The Searcher and the Executor's class handlers follo
 the changed skill's index documents and instances are touched. A skill whose content did not change
 (a touched file, an edited comment) is not put again.
 
-A file that stops parsing keeps its last good version in service; its problems are reported (`problems`,
-the `on_change` report, the log) until it is fixed. A deleted file's skill is removed, and skills that
+A file that stops parsing, or whose new version the catalog checks refuse (a reserved tool name, a
+dependency on itself or on a skill that is not there, a tool name another skill has), keeps its last good
+version in service; its problems are reported (`problems`, the `on_change` report, the log) until it is
+fixed. A deleted file's skill is removed, and skills that
 depend on it leave with it (and come back when it returns). A rename is a delete plus a create of the same
 skill in one reconcile, so the skill never leaves the catalog.
 
@@ -86,13 +88,15 @@ class SkillReloader:
         self._lock = threading.Lock()
         self._stamps: dict[str, _Stamp] = {}
         self._parsed: dict[str, ParsedFile] = {}  # last parse of each file, good or not
-        self._good: dict[str, ParsedFile] = {}  # last good parse of each file
+        self._good: dict[str, ParsedFile] = {}  # the version of each file last in service (or disabled)
         self._problems: tuple[Problem, ...] = ()
         # Skills of ours already in the registry (e.g. loaded by load_registry before we started).
         owned = [s for s in registry.catalog.skills if self._owns(s)]
         self._managed = {s.name for s in owned}
         # ... which count as their files' last good versions, should a file already be broken.
-        self._good.update({str(Path(s.source).resolve()): ParsedFile(s.source, s) for s in owned})  # type: ignore[arg-type]
+        for skill in owned:  # keyed and named by the resolved path, as the folder scan names files
+            path = str(Path(skill.source).resolve())  # type: ignore[arg-type]
+            self._good[path] = ParsedFile(path, skill)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -132,7 +136,6 @@ class SkillReloader:
                 self._parsed[path] = parse_skill_file(path)
             parsed = self._parsed[path]
             if parsed.skill is not None:
-                self._good[path] = parsed
                 in_service.append(parsed)
             else:
                 kept = self._good.get(path)
@@ -154,18 +157,51 @@ class SkillReloader:
         in_service.sort(key=lambda p: (self._rank(p, current), p.path))
         external = [ParsedFile("(registered in code)", s) for s in current.skills
                     if s.name not in self._managed]
-        skills, catalog_problems, _ = check_catalog(external + in_service, meta_tool_name=self._meta)
+        skills, catalog_problems, held = self._check(external, in_service)
         external_names = {p.skill.name for p in external if p.skill is not None}
         wanted = [s for s in skills if s.name not in external_names]
-        self._problems = tuple(parse_problems) + tuple(catalog_problems)
+        self._problems = tuple(parse_problems) + tuple(held) + tuple(catalog_problems)
         return self._apply(wanted)
+
+    def _check(self, external: list[ParsedFile],
+               in_service: list[ParsedFile]) -> tuple[list[Skill], list[Problem], list[Problem]]:
+        """`check_catalog`, with each changed file the checks refuse put back to its last good version.
+
+        Returns the skills to serve, the problems of that final check, and the problems of the refused
+        new versions (noted as held back). A file that did not change is never swapped: a skill whose
+        dependency was deleted leaves with it, as the module docstring says."""
+        held: list[Problem] = []
+        while True:
+            skills, problems, skipped = check_catalog(external + in_service, meta_tool_name=self._meta)
+            served = {s.name for s in skills}
+            swap = [i for i, p in enumerate(in_service) if p.skill is not None and p.skill.enabled
+                    and p.skill.name not in served and self._has_other_good(p)]
+            if not swap:
+                break
+            for i in swap:  # each file at most once: its good version is never swapped again
+                refused = in_service[i]
+                held += [Problem(p.file, p.message + " (the last good version stays in service)", p.field,
+                                 p.line, p.fix) for p in problems if p.file == refused.path]
+                in_service[i] = self._good[str(refused.path)]
+        for item in in_service:  # what is served (or disabled on purpose) is the file's new good version
+            name = item.skill.name if item.skill is not None else None
+            if name is not None and (name in served or skipped.get(name) == "disabled"):
+                self._good[str(item.path)] = item
+        return skills, problems, held
+
+    def _has_other_good(self, parsed: ParsedFile) -> bool:
+        good = self._good.get(str(parsed.path))
+        return (good is not None and good is not parsed and good.skill is not None and parsed.skill is not None
+                and not _same(good.skill, parsed.skill))
 
     def _rank(self, parsed: ParsedFile, current: Catalog) -> int:
         name = parsed.skill.name if parsed.skill is not None else parsed.name
         live = current.skill(name) if name in self._managed else None  # type: ignore[arg-type]
         if live is None:
             return 2
-        return 0 if live.source and Path(live.source).resolve() == Path(parsed.path).resolve() else 1
+        # The live version itself comes first, then an edit of it or a rename: an edit that takes another
+        # live skill's tool name is the one refused, not the skill it collides with.
+        return 0 if parsed.skill is not None and _same(live, parsed.skill) else 1
 
     def _apply(self, wanted: list[Skill]) -> ReloadReport:
         current = self.registry.catalog

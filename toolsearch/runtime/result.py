@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from .._text import wire_text
+
 __all__ = ["ErrorKind", "RetryableError", "ToolResult", "to_text"]
 
 ErrorKind = Literal[
@@ -43,6 +45,12 @@ class ToolResult:
     error_kind: ErrorKind | None = None
     attempts: int = 0
     duration: float = 0.0  # seconds, all attempts and backoff delays included
+
+    def __post_init__(self) -> None:
+        # The text goes out as JSON (model, MCP client, terminal): lone surrogates, e.g. a file name
+        # that is not UTF-8 or a model's tool name echoed in an error, become U+FFFD (see _text.py).
+        object.__setattr__(self, "text", wire_text(self.text) if isinstance(self.text, str) else self.text)
+        object.__setattr__(self, "tool", wire_text(self.tool) if isinstance(self.tool, str) else self.tool)
 
     @classmethod
     def error(cls, text: str, *, kind: ErrorKind, tool: str = "", data: Any = None) -> ToolResult:

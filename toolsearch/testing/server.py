@@ -11,7 +11,8 @@ answered (and only once), tool names must be valid and unique, `tool_choice` mus
 
 Replies may carry test-only keys the server turns into response fields (the model cannot otherwise
 produce them): `x_usage` (e.g. `{"cached_tokens": 64, "reasoning_tokens": 12}`, put in the usage
-details), `x_finish_reason` (e.g. "length"), `x_no_choices` (an empty `choices` list). Any other extra key
+details), `x_finish_reason` (e.g. "length"), `x_no_choices` (an empty `choices` list), `x_no_message` (a
+choice without its `message`, unstreamed only). Any other extra key
 (e.g. `reasoning_content`) is sent in the message as a provider extra.
 
 Routes are a table (`ROUTES`: (method, path) -> handler), so other APIs (`/v1/responses`) plug in.
@@ -109,6 +110,7 @@ class FakeModelServer:
         extra_usage = message.pop("x_usage", None) or {}
         finish = message.pop("x_finish_reason", None)
         no_choices = message.pop("x_no_choices", False)
+        no_message = message.pop("x_no_message", False)
         message["role"] = "assistant"
         message.setdefault("content", None)
         if not message.get("tool_calls"):
@@ -128,7 +130,7 @@ class FakeModelServer:
             "choices": [] if no_choices else [
                 {
                     "index": 0,
-                    "message": message,
+                    **({} if no_message else {"message": message}),
                     "finish_reason": finish or ("tool_calls" if message.get("tool_calls") else "stop"),
                     "logprobs": None,
                 }

@@ -188,12 +188,10 @@ class ChatAdapter:
         if not choices:
             raise model_error("the model's response has no choices (empty `choices`)", response)
         choice = choices[0]
-        message = choice.message
-        calls = []
-        for c in message.tool_calls or ():
-            fn = getattr(c, "function", None) or getattr(c, "custom", None)
-            args = getattr(fn, "arguments", None) or getattr(fn, "input", None) or ""
-            calls.append(ToolCall(c.id, fn.name, args))
+        message = getattr(choice, "message", None)
+        if message is None:
+            raise model_error("the model's response has a choice without a `message`", response)
+        calls = _tool_calls(message, response)
         ids = [c.id for c in calls]
         if len(set(ids)) != len(ids):
             raise model_error(f"the model sent duplicate tool call ids {sorted({i for i in ids if ids.count(i) > 1})}",
@@ -218,6 +216,31 @@ class ChatAdapter:
             response.usage = chat_usage(report.usage)
         response.toolsearch = report  # type: ignore[attr-defined]
         return response
+
+
+def _tool_calls(message: Any, response: Any) -> list[ToolCall]:
+    """The message's tool calls, checked: the openai client builds responses without validating them,
+    so a malformed one (from a compatible server) raised AttributeError deep in the loop instead."""
+    raw = _get(message, "tool_calls")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise model_error(f"the model's `tool_calls` is a {type(raw).__name__}, not a list", response)
+    calls = []
+    for i, c in enumerate(raw):
+        fn = _get(c, "function") or _get(c, "custom")
+        if fn is None:
+            raise model_error(f"the model's tool call {i} has no `function`", response)
+        call_id, name = _get(c, "id"), _get(fn, "name")
+        args = _get(fn, "arguments") if _get(fn, "arguments") is not None else _get(fn, "input", "")
+        for field, value, kind in (("id", call_id, "a string"), ("function.name", name, "a non-empty string"),
+                                   ("function.arguments", args, "a string of JSON")):
+            if not isinstance(value, str) or (field == "function.name" and not value):
+                got = "nothing" if value in (None, "") else f"a {type(value).__name__}"
+                raise model_error(f"the model's tool call {i} has no valid `{field}`: {kind} is expected, "
+                                  f"got {got}", response)
+        calls.append(ToolCall(call_id, name, args))
+    return calls
 
 
 def _plain(reply: ModelReply) -> dict[str, Any]:

@@ -67,7 +67,14 @@ class ChatAccumulator:
     def reply(self) -> Any:
         if not self.seen_choice:  # e.g. only a usage chunk: openai's state has nothing to build
             raise model_error("the model's streamed response has no choices", self.last)
-        completion = self.state.get_final_completion()
+        from openai import ContentFilterFinishReasonError, LengthFinishReasonError
+
+        try:
+            completion = self.state.get_final_completion()
+        except (LengthFinishReasonError, ContentFilterFinishReasonError) as exc:
+            # openai's parse step refuses these endings; the plain stream hands the partial text over,
+            # and so do we (a tool call cut off by the limit is refused by adapter.reply, as unstreamed).
+            completion = exc.completion
         if self.usage is not None:
             completion.usage = self.usage
         return self.adapter.reply(completion)

@@ -235,7 +235,12 @@ class JwtVerifier:
     """JWTs of one OAuth issuer, checked against its JWKS (signature, exp, iss, aud)."""
 
     def __init__(self, config: OAuthConfig, *, timeout: float = 5.0):
-        import jwt
+        try:
+            import jwt
+        except ImportError:
+            from .._errors import MissingDependencyError
+
+            raise MissingDependencyError("--auth with oauth: (JWT validation)", 'pip install "toolsearch[mcp]"') from None
 
         self.config = config
         self._jwks = jwt.PyJWKClient(config.jwks_url, cache_keys=True, lifespan=300, timeout=timeout)

@@ -75,6 +75,9 @@ def build_gateway(args: argparse.Namespace) -> Any:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {args.workspace}: no such folder")
+    from ..mcp.skills import set_workspace
+
+    set_workspace(workspace)  # what ${workspace} means in mcp: blocks (e.g. mcp-server-git --repository)
     if catalog.exists():
         from ..mcp.skills import prestart
 

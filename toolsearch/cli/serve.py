@@ -43,6 +43,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--trust-profile-header", action="store_true",
                         help="HTTP: choose profiles by the profile file's header (only when a proxy in "
                              "front sets it; otherwise any client could pick its profile)")
+    parser.add_argument("--session-store", default=None, metavar="URL",
+                        help="HTTP: where sessions live: memory (default) or redis://HOST:PORT/DB, so "
+                             "several gateway processes serve the same sessions and a restart keeps them")
     parser.add_argument("--watch", action="store_true",
                         help="follow changes of the skills folder (a changed MCP skill file is listed again)")
     parser.add_argument("--max-loaded-tools", type=int, default=20,
@@ -111,6 +114,9 @@ def build_gateway(args: argparse.Namespace) -> Any:
 
         auth = load_auth(args.auth) if args.auth else None
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
+        from ..mcp.session_store import open_session_store
+
+        gateway.session_store = open_session_store(args.session_store)
     return gateway
 
 
@@ -128,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
     from ..mcp.transport import parse_host_port, serve_http, serve_stdio
 
     address = parse_host_port(args.http) if args.http else None
-    if address is None and (args.auth or args.trust_profile_header):
-        raise ConfigError("--auth and --trust-profile-header apply to --http (fix: add --http HOST:PORT; "
-                          "over stdio the client that started the gateway is trusted)")
+    if address is None and (args.auth or args.trust_profile_header or args.session_store):
+        raise ConfigError("--auth, --trust-profile-header and --session-store apply to --http (fix: add "
+                          "--http HOST:PORT; over stdio the client that started the gateway is trusted)")
     gateway = build_gateway(args)
     tools = len(gateway.searcher.catalog)
     if address is None:

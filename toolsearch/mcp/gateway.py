@@ -103,6 +103,7 @@ class Gateway:
         self.profiles = profiles
         self._server: Any = None
         self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
+        self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
         self._schemas = {SEARCH_TOOL: self._search_schema(), CALL_TOOL: _CALL_SCHEMA}
 
     # --- the MCP server ------------------------------------------------------------------------
@@ -144,12 +145,16 @@ class Gateway:
         store = getattr(connection, "state", None)
         if isinstance(store, dict) and _STATE_KEY in store:
             return store[_STATE_KEY]
-        state = _SessionState(self._profile_for(ctx), Loadout(
-            max_tools=self.options.max_loaded_tools, max_tokens=self.options.max_loaded_tokens,
-            low_water=self.options.low_water))
+        state = self.new_state(self._profile_for(ctx))
         if isinstance(store, dict):
             store[_STATE_KEY] = state
         return state
+
+    def new_state(self, profile: Profile | None) -> _SessionState:
+        """A fresh session state (also what `session_store` restores a stored session into)."""
+        return _SessionState(profile, Loadout(max_tools=self.options.max_loaded_tools,
+                                              max_tokens=self.options.max_loaded_tokens,
+                                              low_water=self.options.low_water))
 
     def _profile_for(self, ctx: Any) -> Profile | None:
         resolved, profile = profile_of_request(getattr(ctx, "request", None))

@@ -42,6 +42,10 @@ def http_app(gateway: Gateway, *, host: str = "127.0.0.1", path: str = "/mcp") -
     identity = getattr(gateway, "identity", None)
     app = gateway.server.streamable_http_app(streamable_http_path=path, host=host,
                                              **(identity.app_kwargs() if identity is not None else {}))
+    if getattr(gateway, "session_store", None) is not None:
+        from .replicas import install
+
+        install(gateway, gateway.server.session_manager, gateway.session_store)
     return identity.wrap(app, path) if identity is not None else app
 
 

@@ -245,3 +245,28 @@ def test_session_store_urls_are_checked() -> None:
     for bad in ("redis://host", "http://127.0.0.1:6379/0", "redis://127.0.0.1:99999/0", "redis://h:1/0/x"):
         with pytest.raises(ConfigError, match="expected memory or redis://HOST:PORT/DB"):
             open_session_store(bad)
+
+
+def test_a_record_that_cannot_be_resumed_is_refused_with_the_reason(files: dict[str, str],
+                                                                   redis_server: RedisServer) -> None:
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port)
+    owner = '"owner": {"client_id": "alice", "issuer": null, "subject": "alice"}'
+    records = {"a" * 32: "not json",
+               "b" * 32: '{"v": 1, "profile": "gone", "protocol_version": "2025-11-25", %s}' % owner,
+               "c" * 32: '{"v": 1, "profile": "alpha", "protocol_version": 7, "calls": "many", %s}' % owner}
+    for session_id, text in records.items():
+        client.set("toolsearch:session:" + session_id, text)
+    gateway = build(*_gateway_args(files, redis_server.url), "--http", "127.0.0.1:0")
+    with serving(gateway) as url:
+        def ask(session_id: str) -> httpx2.Response:
+            return httpx2.post(url, timeout=10, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={
+                "Authorization": f"Bearer {ALICE}", "Accept": "application/json, text/event-stream",
+                "Mcp-Session-Id": session_id, "Mcp-Protocol-Version": "2025-11-25"})
+
+        garbage = ask("a" * 32)
+        assert garbage.status_code == 503 and "not a toolsearch session record" in garbage.text
+        gone = ask("b" * 32)
+        assert gone.status_code == 403 and "profile 'gone' is not defined" in gone.text
+        bad = ask("c" * 32)
+        assert bad.status_code == 403 and "cannot be resumed" in bad.text
+        assert ask("../../etc").status_code == 404 and ask("d" * 32).status_code == 404

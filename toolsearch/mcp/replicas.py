@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import anyio
@@ -44,6 +45,7 @@ from .session_store import SessionStoreError, restore_state, snapshot
 __all__ = ["StoreBackedSessionManager", "install"]
 
 log = logging.getLogger("toolsearch.mcp.sessions")
+_SESSION_ID = re.compile(r"^[0-9a-f]{32}$")  # what the SDK mints (uuid4().hex)
 
 
 def install(gateway: Any, manager: StreamableHTTPSessionManager, store: Any) -> None:
@@ -106,7 +108,7 @@ async def _refresh(gateway: Any, store: Any, session_id: str, connection: Any, m
         if record is None or _dump(record) == meta.get("saved"):
             return
         connection.state[_STATE_KEY] = restore_state(gateway, record)
-    except SessionStoreError as exc:  # go on with what this process has
+    except (SessionStoreError, ValueError, TypeError) as exc:  # go on with what this process has
         log.warning("session %s served from memory: %s", session_id[:64], exc)
         return
     meta["saved"] = _dump(record)
@@ -121,6 +123,8 @@ class StoreBackedSessionManager(StreamableHTTPSessionManager):
         if session_id is None:
             return await self._open(scope, receive, send)
         if session_id not in self._server_instances:
+            if not _SESSION_ID.match(session_id):  # not one this gateway made: no store lookup
+                return await _error_response("Session not found", 404)(scope, receive, send)
             try:
                 record = await self.store.load(session_id)
             except SessionStoreError as exc:
@@ -152,7 +156,18 @@ class StoreBackedSessionManager(StreamableHTTPSessionManager):
     # --- resumed sessions ------------------------------------------------------------------
 
     async def _resume(self, session_id: str, record: dict[str, Any]) -> None:
-        state = restore_state(self.gateway, record)
+        from mcp_types import InitializeRequestParams
+        from pydantic import ValidationError
+
+        try:
+            state = restore_state(self.gateway, record)
+            if record.get("client_params"):
+                InitializeRequestParams.model_validate(record["client_params"])
+            if not isinstance(record.get("protocol_version"), str):
+                raise ValueError("no protocol version")
+        except (ValidationError, ValueError, TypeError) as exc:
+            raise SessionStoreError(f"session record {session_id[:64]} in {self.store.url} cannot be "
+                                    f"resumed: {str(exc)[:200]}") from None
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id, is_json_response_enabled=self.json_response, event_store=self.event_store,
             security_settings=self.security_settings, retry_interval=self.retry_interval,

@@ -78,8 +78,13 @@ def build_gateway(args: argparse.Namespace) -> Any:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {args.workspace}: no such folder")
+    from ..mcp.auth import load_auth
+    from ..mcp.session_store import open_session_store
     from ..mcp.skills import set_workspace
 
+    http = bool(getattr(args, "http", None))  # checked before any upstream server starts
+    auth = load_auth(args.auth) if http and args.auth else None
+    session_store = open_session_store(args.session_store) if http else None
     set_workspace(workspace)  # what ${workspace} means in mcp: blocks (e.g. mcp-server-git --repository)
     if catalog.exists():
         from ..mcp.skills import prestart
@@ -108,15 +113,11 @@ def build_gateway(args: argparse.Namespace) -> Any:
             f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
     gateway = Gateway(searcher, executor, options=options, profiles=profiles)
-    if getattr(args, "http", None):
-        from ..mcp.auth import load_auth
+    if http:
         from ..mcp.identity import identity_for
 
-        auth = load_auth(args.auth) if args.auth else None
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
-        from ..mcp.session_store import open_session_store
-
-        gateway.session_store = open_session_store(args.session_store)
+        gateway.session_store = session_store
     return gateway
 
 

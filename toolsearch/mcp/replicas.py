@@ -10,8 +10,9 @@
   before. Store down: 503 naming the store, for that request only; sessions held in this process and
   sessionless (2026-07-28) requests go on being served.
 
-Records are written by a `Server.middleware` (`persist`): after the handler of each message of a
-session and before its answer is sent, so a client whose next request reaches another replica finds
+Records are read and written by a `Server.middleware` (`persist`): read before each message of a
+session (another replica may have changed it since: loaded tools, counts), written after its handler
+and before its answer is sent, so a client whose next request reaches another replica finds
 the record already there (`initialize` included: its record is made from the request's params and the
 negotiated version). Only a changed record is written. A failed write at `initialize` fails the
 session's opening; later, it is logged and the session goes on in this process.
@@ -53,7 +54,9 @@ def install(gateway: Any, manager: StreamableHTTPSessionManager, store: Any) -> 
     manager.__class__ = StoreBackedSessionManager
     assert isinstance(manager, StoreBackedSessionManager)
     manager.setup(gateway, store)
-    gateway.server.middleware.append(persist(gateway, store))
+    middleware = gateway.server.middleware
+    middleware[:] = [m for m in middleware if not getattr(m, "toolsearch_persist", False)]  # an app per call
+    middleware.append(persist(gateway, store))
 
 
 _META_KEY = "toolsearch.session"  # connection.state: {"owner", "principal", "saved"} of a stored session
@@ -98,6 +101,7 @@ def persist(gateway: Any, store: Any) -> Any:
         meta["saved"] = text
         return result
 
+    middleware.toolsearch_persist = True  # type: ignore[attr-defined]
     return middleware
 
 

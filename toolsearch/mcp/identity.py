@@ -16,7 +16,7 @@ session's state at `initialize` (`bind_at_initialize`), so the profile is fixed 
 later request's header cannot change it. A 2026-07-28 (stateless) request has no session: its
 profile is resolved the same way on each request, from that request's own credentials.
 
-`RefusalLog` logs every refused request (401, 403) once, with the principal if known and the reason.
+`_RefusalLog` logs every refused request (401, 403) once, with the principal if known and the reason.
 """
 
 from __future__ import annotations

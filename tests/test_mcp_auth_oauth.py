@@ -147,3 +147,21 @@ def test_the_protected_resource_metadata_names_the_resource_and_the_issuer(gatew
         assert metadata["resource"] == AUDIENCE
         assert [s.rstrip("/") for s in metadata["authorization_servers"]] == [issuer]
         assert metadata["bearer_methods_supported"] == ["header"]
+
+
+def test_an_issuer_whose_jwks_cannot_be_fetched_refuses_tokens_and_says_why(
+        tmp_path: Path, keys: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port where nothing listens
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    catalog, profiles = two_profile_catalog(tmp_path)
+    auth = tmp_path / "auth.yaml"
+    auth.write_text(f"oauth:\n  issuer: {dead}\n  audience: {AUDIENCE}\n", encoding="utf-8")
+    caplog.set_level(logging.WARNING, logger="toolsearch.mcp.auth")
+    with serving(build("--catalog", str(catalog), "--profile", str(profiles), "--auth", str(auth),
+                       "--http", "127.0.0.1:0")) as url:
+        answer = _post(url, _token(keys, dead))
+    assert answer.status_code == 401
+    assert any("JWKS could not be fetched" in r.getMessage() and dead in r.getMessage() for r in caplog.records)

@@ -242,9 +242,50 @@ def test_session_store_urls_are_checked() -> None:
     assert open_session_store(None) is None and open_session_store("memory") is None
     store = open_session_store("redis://127.0.0.1:6380/2")
     assert store is not None and (store.host, store.port, store.db) == ("127.0.0.1", 6380, 2)
-    for bad in ("redis://host", "http://127.0.0.1:6379/0", "redis://127.0.0.1:99999/0", "redis://h:1/0/x"):
-        with pytest.raises(ConfigError, match="expected memory or redis://HOST:PORT/DB"):
+    secret = open_session_store("redis://:s3cret@10.0.0.5:6379/1")
+    assert secret is not None and (secret.host, secret.password) == ("10.0.0.5", "s3cret")
+    assert "s3cret" not in secret.url + repr(secret)
+    for bad in ("redis://host", "http://127.0.0.1:6379/0", "redis://127.0.0.1:99999/0", "redis://h:1/0/x",
+                "redis://:s3cret@host"):
+        with pytest.raises(ConfigError, match="expected memory or redis://HOST:PORT/DB") as raised:
             open_session_store(bad)
+        assert "s3cret" not in str(raised.value)
+
+
+def test_a_redis_with_a_password_is_used_with_it_and_refused_without(files: dict[str, str], tmp_path: Path) -> None:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (Debian: apt-get install -y redis-server; .ci/run does it)")
+    port = _free_port()
+    process = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--appendonly", "no", "--dir", str(tmp_path), "--requirepass", "s3cret"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client = redis.Redis(host="127.0.0.1", port=port, password="s3cret", socket_timeout=1)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.RedisError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+        for store, works in ((f"redis://:s3cret@127.0.0.1:{port}/0", True), (f"redis://127.0.0.1:{port}/0", False)):
+            with serving(build(*_gateway_args(files, store), "--http", "127.0.0.1:0")) as url:
+                async def session() -> None:
+                    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {ALICE}"}, timeout=30)
+                    async with Client(streamable_http_client(url, http_client=http), mode="legacy") as held:
+                        await held.call_tool("search_tools", {"query": "current time"})
+                        assert client.keys("toolsearch:session:*")  # (a DELETE at the end removes it)
+
+                if works:
+                    anyio.run(session)
+                else:
+                    with pytest.raises(Exception) as raised:
+                        anyio.run(session)
+                    assert "s3cret" not in str(raised.value)
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def test_a_record_that_cannot_be_resumed_is_refused_with_the_reason(files: dict[str, str],

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError, MissingDependencyError
@@ -30,7 +30,7 @@ log = logging.getLogger("toolsearch.mcp.sessions")
 SESSION_TTL = 24 * 3600  # seconds a session is kept after its last request
 TIMEOUT = 2.0  # seconds for one Redis command: a store that is down fails a request, not the gateway
 MAX_RECORD = 256_000  # bytes: a record is a few hundred; refuse to parse a corrupted giant one
-_URL = re.compile(r"^redis://(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})(?:/(?P<db>\d{1,2}))?/?$")
+_URL = re.compile(r"^redis://(?::(?P<password>[^@/\s]+)@)?(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})(?:/(?P<db>\d{1,2}))?/?$")
 
 
 class SessionStoreError(RuntimeError):
@@ -38,18 +38,21 @@ class SessionStoreError(RuntimeError):
 
 
 def open_session_store(text: str | None) -> RedisSessionStore | None:
-    """`--session-store`: None for `memory` (or unset), a Redis store for `redis://HOST:PORT/DB`."""
+    """`--session-store`: None for `memory` (or unset), a Redis store for `redis://HOST:PORT/DB`
+    (`redis://:PASSWORD@HOST:PORT/DB` for a Redis with `requirepass`; the password is never logged)."""
     if text is None or text == "memory":
         return None
     match = _URL.match(text)
     if match is None or int(match["port"]) > 65535:
-        raise ConfigError(f"--session-store {text!r}: expected memory or redis://HOST:PORT/DB, e.g. "
-                          "redis://127.0.0.1:6379/0")
+        shown = re.sub(r"//:[^@]*@", "//:***@", text)
+        raise ConfigError(f"--session-store {shown!r}: expected memory or redis://HOST:PORT/DB (or "
+                          "redis://:PASSWORD@HOST:PORT/DB), e.g. redis://127.0.0.1:6379/0")
     try:
         import redis  # noqa: F401
     except ImportError:
         raise MissingDependencyError("--session-store redis://", 'pip install "toolsearch[mcp]"') from None
-    return RedisSessionStore(match["host"].strip("[]"), int(match["port"]), int(match["db"] or 0))
+    return RedisSessionStore(match["host"].strip("[]"), int(match["port"]), int(match["db"] or 0),
+                             password=match["password"])
 
 
 @dataclass
@@ -60,12 +63,14 @@ class RedisSessionStore:
     port: int
     db: int = 0
     prefix: str = "toolsearch:session:"
+    password: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._client: Any = None
 
     @property
     def url(self) -> str:
+        """The store's address for messages (without the password)."""
         return f"redis://{self.host}:{self.port}/{self.db}"
 
     def _redis(self) -> Any:
@@ -75,7 +80,8 @@ class RedisSessionStore:
             from redis.backoff import NoBackoff
 
             # One retry, no backoff: a store that is down fails the request within ~2 x TIMEOUT.
-            self._client = redis.asyncio.Redis(host=self.host, port=self.port, db=self.db, socket_timeout=TIMEOUT,
+            self._client = redis.asyncio.Redis(host=self.host, port=self.port, db=self.db, password=self.password,
+                                               socket_timeout=TIMEOUT,
                                                socket_connect_timeout=TIMEOUT, retry=Retry(NoBackoff(), 1))
         return self._client
 

@@ -57,7 +57,8 @@ def http_process(tmp_path_factory: pytest.TempPathFactory,
                         "  repo: {skills: [git-server, git]}\n", encoding="utf-8")
     process = subprocess.Popen(
         [sys.executable, "-m", "toolsearch", "serve", "--catalog", str(EXAMPLES), "--mode", "dynamic",
-         "--http", "127.0.0.1:0", "--profile", str(profiles), "--max-loaded-tools", "4"],
+         "--http", "127.0.0.1:0", "--profile", str(profiles), "--max-loaded-tools", "4",
+         "--trust-profile-header"],
         cwd=ROOT, env={**os.environ, **cache_env}, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
         text=True)
     lines: list[str] = []

@@ -104,8 +104,8 @@ def test_examples_catalog_lists_indexes_and_prefixes_colliding_names() -> None:
     assert [t.name for t in skills["time"].tools] == ["get_current_time", "convert_time"]
     git_server = [t.name for t in skills["git-server"].tools]
     # the bundled git skill keeps its names; the server's colliding ones get the skill's prefix
-    assert "mcp_git_status" in git_server and "git_commit" in git_server and "git_status" not in git_server
-    assert "git_reset" not in git_server  # exclude:
+    assert "mcp_git_status" in git_server and "git_status" not in git_server
+    assert "git_reset" not in git_server and "git_commit" not in git_server  # exclude:
     assert [t.name for t in skills["git"].tools][0] == "git_status"
     status = next(t for t in skills["git-server"].tools if t.name == "mcp_git_status")
     assert isinstance(status.handler, McpForward) and status.handler.upstream_name == "git_status"

@@ -37,6 +37,15 @@ def add_parser(subparsers: Any) -> None:
                         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="a profile file: which skills and tags sessions may see and call")
+    parser.add_argument("--auth", default=None, metavar="FILE",
+                        help="HTTP: require a bearer token; FILE lists principals (SHA-256 of each token, "
+                             "its profile) and/or an OAuth issuer whose JWTs are accepted")
+    parser.add_argument("--trust-profile-header", action="store_true",
+                        help="HTTP: choose profiles by the profile file's header (only when a proxy in "
+                             "front sets it; otherwise any client could pick its profile)")
+    parser.add_argument("--session-store", default=None, metavar="URL",
+                        help="HTTP: where sessions live: memory (default) or redis://HOST:PORT/DB, so "
+                             "several gateway processes serve the same sessions and a restart keeps them")
     parser.add_argument("--watch", action="store_true",
                         help="follow changes of the skills folder (a changed MCP skill file is listed again)")
     parser.add_argument("--max-loaded-tools", type=int, default=20,
@@ -69,6 +78,14 @@ def build_gateway(args: argparse.Namespace) -> Any:
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise ConfigError(f"--workspace {args.workspace}: no such folder")
+    from ..mcp.auth import load_auth
+    from ..mcp.session_store import open_session_store
+    from ..mcp.skills import set_workspace
+
+    http = bool(getattr(args, "http", None))  # checked before any upstream server starts
+    auth = load_auth(args.auth) if http and args.auth else None
+    session_store = open_session_store(args.session_store) if http else None
+    set_workspace(workspace)  # what ${workspace} means in mcp: blocks (e.g. mcp-server-git --repository)
     if catalog.exists():
         from ..mcp.skills import prestart
 
@@ -95,7 +112,13 @@ def build_gateway(args: argparse.Namespace) -> Any:
         SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
             f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
-    return Gateway(searcher, executor, options=options, profiles=profiles)
+    gateway = Gateway(searcher, executor, options=options, profiles=profiles)
+    if http:
+        from ..mcp.identity import identity_for
+
+        gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
+        gateway.session_store = session_store
+    return gateway
 
 
 def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:
@@ -112,6 +135,9 @@ def run(args: argparse.Namespace) -> int:
     from ..mcp.transport import parse_host_port, serve_http, serve_stdio
 
     address = parse_host_port(args.http) if args.http else None
+    if address is None and (args.auth or args.trust_profile_header or args.session_store):
+        raise ConfigError("--auth, --trust-profile-header and --session-store apply to --http (fix: add "
+                          "--http HOST:PORT; over stdio the client that started the gateway is trusted)")
     gateway = build_gateway(args)
     tools = len(gateway.searcher.catalog)
     if address is None:

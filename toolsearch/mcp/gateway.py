@@ -41,6 +41,8 @@ from ..catalog.model import Tool
 from ..catalog.registry import Catalog
 from ..interceptor.loadout import Loadout
 from ..profiles import Profile, ProfileSet
+from .caching import list_cache_hint
+from .identity import bind_at_initialize, profile_of_request
 
 __all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway", "GatewayOptions", "compact_schema"]
 
@@ -100,6 +102,8 @@ class Gateway:
         self.options = options or GatewayOptions()
         self.profiles = profiles
         self._server: Any = None
+        self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
+        self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
         self._schemas = {SEARCH_TOOL: self._search_schema(), CALL_TOOL: _CALL_SCHEMA}
 
     # --- the MCP server ------------------------------------------------------------------------
@@ -112,6 +116,8 @@ class Gateway:
 
             self._server = Server(self.options.name, instructions=self._instructions(),
                                   on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool)
+            # The session's state (its profile) is made from `initialize`, not a later request.
+            self._server.middleware.append(bind_at_initialize(self._state))
             if self.options.mode == "dynamic":
                 self._server.add_request_handler("server/discover", _discover_params(), _no_discover)
         return self._server
@@ -139,14 +145,21 @@ class Gateway:
         store = getattr(connection, "state", None)
         if isinstance(store, dict) and _STATE_KEY in store:
             return store[_STATE_KEY]
-        state = _SessionState(self._profile_for(ctx), Loadout(
-            max_tools=self.options.max_loaded_tools, max_tokens=self.options.max_loaded_tokens,
-            low_water=self.options.low_water))
+        state = self.new_state(self._profile_for(ctx))
         if isinstance(store, dict):
             store[_STATE_KEY] = state
         return state
 
+    def new_state(self, profile: Profile | None) -> _SessionState:
+        """A fresh session state (also what `session_store` restores a stored session into)."""
+        return _SessionState(profile, Loadout(max_tools=self.options.max_loaded_tools,
+                                              max_tokens=self.options.max_loaded_tokens,
+                                              low_water=self.options.low_water))
+
     def _profile_for(self, ctx: Any) -> Profile | None:
+        resolved, profile = profile_of_request(getattr(ctx, "request", None))
+        if resolved:  # HTTP with a SessionIdentity: from the principal (or a trusted proxy header)
+            return profile
         if self.profiles is None or isinstance(self.profiles, Profile):
             return self.profiles
         request = getattr(ctx, "request", None)
@@ -173,7 +186,9 @@ class Gateway:
         meta = [self._meta_entry(SEARCH_TOOL)]
         if self.options.mode == "search":
             meta.append(self._meta_entry(CALL_TOOL))
-        loaded = [t for t in state.loadout.tools if t.name not in {p.name for p in pinned}]
+        # By name, not by use: a call reorders the loadout, and must not change the listing.
+        loaded = sorted((t for t in state.loadout.tools if t.name not in {p.name for p in pinned}),
+                        key=lambda t: t.name)
         return [*map(_entry, pinned), *meta, *map(_entry, loaded if self.options.mode == "dynamic" else [])]
 
     def _meta_entry(self, name: str) -> dict[str, Any]:
@@ -201,7 +216,8 @@ class Gateway:
         import mcp_types as types
 
         state = self._state(ctx)
-        return types.ListToolsResult(tools=[types.Tool.model_validate(e) for e in self.visible_tools(state)])
+        return types.ListToolsResult(tools=[types.Tool.model_validate(e) for e in self.visible_tools(state)],
+                                     **list_cache_hint(self.options.mode, state.profile))
 
     # --- tools/call ----------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ skills the skill's prefix (`time_get_status`), so two servers can both have a `s
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -36,9 +37,40 @@ from ..catalog.model import TOOL_NAME, Tool
 from ..runtime.result import ToolResult
 from .spec import McpSpec
 
-__all__ = ["McpForward", "expand_mcp_skill", "listing_cache_dir", "prefix_collisions", "to_tool_result"]
+__all__ = ["McpForward", "expand_mcp_skill", "listing_cache_dir", "prefix_collisions", "set_workspace",
+           "to_tool_result", "with_workspace"]
 
 UNAVAILABLE = "unavailable"  # the tag of tools kept from an earlier listing while the server is down
+READ_ONLY = "read-only"  # the tag of tools the `mcp:` block marks `read_only` (a profile can allow just those)
+WORKSPACE = "${workspace}"
+_workspace: Path | None = None
+
+
+def set_workspace(folder: str | Path | None) -> None:
+    """The folder `${workspace}` stands for in `mcp:` blocks (`toolsearch serve --workspace`; the
+    current folder when unset). Process-wide, like the upstream pool: skill files are parsed by plain
+    functions with no context object to carry it."""
+    global _workspace
+    _workspace = Path(folder).resolve() if folder is not None else None
+
+
+def with_workspace(raw: dict[str, Any]) -> dict[str, Any]:
+    """The `mcp:` block with `${workspace}` replaced in `args`, `env` values and `cwd`."""
+    folder = str(_workspace or Path.cwd().resolve())
+
+    def sub(value: Any) -> Any:
+        return value.replace(WORKSPACE, folder) if isinstance(value, str) else value
+
+    out = dict(raw)
+    if isinstance(raw.get("args"), list):
+        out["args"] = [sub(a) for a in raw["args"]]
+    elif isinstance(raw.get("args"), str):
+        out["args"] = sub(raw["args"])
+    if isinstance(raw.get("env"), dict):
+        out["env"] = {k: sub(v) for k, v in raw["env"].items()}
+    if "cwd" in raw:
+        out["cwd"] = sub(raw["cwd"])
+    return out
 
 
 class McpForward:
@@ -118,7 +150,7 @@ def expand_mcp_skill(file: str, data: dict[str, Any], lines: dict[tuple[Any, ...
         return None, [problem("`mcp` must be a mapping", "write mcp: {command: mcp-server-time} or "
                               "mcp: {url: http://127.0.0.1:8000/mcp}")]
     try:
-        spec = McpSpec.model_validate(raw)
+        spec = McpSpec.model_validate(with_workspace(raw))
     except ValidationError as exc:
         return None, [_spec_problem(file, error, lines) for error in exc.errors(include_url=False)]
     try:
@@ -181,6 +213,7 @@ def _tools(file: str, label: str, spec: McpSpec, listed: list[dict[str, Any]], d
     tags = [t for t in (data.get("tags") or []) if isinstance(t, str)] if isinstance(
         data.get("tags"), list) else []
     tags = [*tags, "mcp"] + ([UNAVAILABLE] if unavailable else [])
+    read_only = [*tags, READ_ONLY]
     tools: list[Tool] = []
     problems: list[Problem] = []
     names: set[str] = set()
@@ -195,7 +228,8 @@ def _tools(file: str, label: str, spec: McpSpec, listed: list[dict[str, Any]], d
             tool = Tool(name=name, description=str(item.get("description") or ""),
                         input_schema=item.get("inputSchema") or {"type": "object"},
                         handler=McpForward(spec, label, upstream_name, pool=pool),
-                        timeout=spec.timeout, retry=spec.retry, tags=tuple(tags))
+                        timeout=spec.timeout, retry=spec.retry,
+                        tags=tuple(read_only if spec.is_read_only(upstream_name) else tags))
         except ValidationError as exc:
             reason = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
             problems.append(Problem(file, f"MCP server {label!r}: tool {upstream_name!r} skipped: {reason}",
@@ -205,11 +239,13 @@ def _tools(file: str, label: str, spec: McpSpec, listed: list[dict[str, Any]], d
             continue
         names.add(name)
         tools.append(tool)
-    missing = [n for n in spec.include if n not in {str(i.get("name")) for i in listed}]
-    if missing:
-        problems.append(Problem(file, f"MCP server {label!r} has no tool(s) {', '.join(map(repr, missing))}",
-                                field="mcp.include", line=lines.get(("mcp", "include")),
-                                fix="use names from its tools/list"))
+    upstream_names = [str(i.get("name")) for i in listed]
+    for key in ("include", "read_only"):
+        missing = [p for p in getattr(spec, key) if not fnmatch.filter(upstream_names, p)]
+        if missing:
+            problems.append(Problem(file, f"MCP server {label!r} has no tool(s) {', '.join(map(repr, missing))}",
+                                    field=f"mcp.{key}", line=lines.get(("mcp", key)),
+                                    fix="use names (or patterns) from its tools/list"))
     return tools, problems
 
 

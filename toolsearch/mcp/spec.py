@@ -7,19 +7,27 @@
       command: mcp-server-time          # or  url: http://127.0.0.1:8000/mcp
       args: [--local-timezone, UTC]
       env: {TZ: UTC}
-      include: [get_current_time]       # optional: only these upstream tools
-      exclude: []                       # optional: never these
+      include: [get_current_time]       # optional: only these upstream tools (names or patterns: get_*)
+      exclude: []                       # optional: never these (names or patterns)
+      read_only: []                     # optional: these are tagged `read-only` (names or patterns)
       timeout: 20s                      # start, listing and each call
       retry: {max_attempts: 2}          # a crashed server is restarted for the retry
       prefix: time                      # for names that collide (default: the skill name)
 
 A frozen pydantic model like the rest of the catalog, so the skill file's problems come out with the
 same field paths, lines and fixes. Importing it does not import the `mcp` package.
+
+Patterns are shell-style (`git_diff*`, `*_write`), matched case-sensitively against the upstream
+tool names. `${workspace}` in `args`, `env` and `cwd` stands for the gateway's `--workspace` folder, so
+a server can be confined to it (`args: [--repository, "${workspace}"]`). What this can confine is the
+set of tools offered and the arguments the server is started with; what an offered tool does inside
+the server is the server's own business.
 """
 
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -41,6 +49,7 @@ class McpSpec(_Model):
     url: str | None = None
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
     timeout: float = 30.0
     retry: RetryPolicy = RetryPolicy()
     prefix: str | None = None
@@ -53,7 +62,7 @@ class McpSpec(_Model):
             raise ValueError("timeout must be positive")
         return seconds
 
-    @field_validator("args", "include", "exclude", mode="before")
+    @field_validator("args", "include", "exclude", "read_only", mode="before")
     @classmethod
     def _listify(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
@@ -94,5 +103,13 @@ class McpSpec(_Model):
         return (self.command, self.args, tuple(sorted(self.env.items())), self.cwd, self.url, self.timeout)
 
     def takes(self, name: str) -> bool:
-        """Whether the upstream tool `name` passes `include` / `exclude`."""
-        return (not self.include or name in self.include) and name not in self.exclude
+        """Whether the upstream tool `name` passes `include` / `exclude` (names or patterns)."""
+        return (not self.include or _matches(name, self.include)) and not _matches(name, self.exclude)
+
+    def is_read_only(self, name: str) -> bool:
+        """Whether `read_only` marks the upstream tool `name`."""
+        return _matches(name, self.read_only)
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in patterns)

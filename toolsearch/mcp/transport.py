@@ -37,8 +37,16 @@ async def serve_stdio(gateway: Gateway) -> None:
 
 
 def http_app(gateway: Gateway, *, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
-    """The Starlette app serving the gateway at `path` (DNS-rebinding protection on loopback hosts)."""
-    return gateway.server.streamable_http_app(streamable_http_path=path, host=host)
+    """The Starlette app serving the gateway at `path` (DNS-rebinding protection on loopback hosts;
+    with `gateway.identity`, bearer authentication and profiles from principals: `identity`)."""
+    identity = getattr(gateway, "identity", None)
+    app = gateway.server.streamable_http_app(streamable_http_path=path, host=host,
+                                             **(identity.app_kwargs() if identity is not None else {}))
+    if getattr(gateway, "session_store", None) is not None:
+        from .replicas import install
+
+        install(gateway, gateway.server.session_manager, gateway.session_store)
+    return identity.wrap(app, path) if identity is not None else app
 
 
 async def serve_http(gateway: Gateway, host: str, port: int, *, path: str = "/mcp",

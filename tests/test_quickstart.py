@@ -110,3 +110,14 @@ def test_example_python_tools_runs_in_process():
     with contextlib.redirect_stdout(out):
         runpy.run_path(str(ROOT / "examples" / "python_tools.py"), run_name="__main__")
     assert out.getvalue().startswith("['convert_currency'")
+
+
+def test_readme_links_resolve_and_it_stays_short():
+    """Every relative link of README.md names a file of the repository (so it works on GitHub too), and
+    the README stays a user's page: the depth lives in docs/."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = [target for target in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in target]
+    assert any(t.startswith("docs/") for t in links)
+    missing = [t for t in links if not (ROOT / t.split("#")[0]).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"
+    assert len(text.splitlines()) <= 350

@@ -67,6 +67,7 @@ __all__ = sorted(
         "ToolSearchError",
         "ToolTimeoutError",
         "__version__",
+        "bundled_skills_path",
         "count_tokens",
         "export_tool",
         "load_profile",
@@ -87,6 +88,7 @@ __all__ = sorted(
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("ToolFunction", "result_to_text", "skill_from_functions", "tool"), "catalog.decorator"),
     "export_tool": "catalog.export",
+    "bundled_skills_path": "catalog.bundled",  # the 12 bundled skills, for a quick start after pip install
     **dict.fromkeys(("Hit", "Retriever"), "catalog.hits"),
     **dict.fromkeys(("LoadResult", "load_skill_file", "load_skills"), "catalog.loader"),
     **dict.fromkeys(("RetryPolicy", "Skill", "Tool"), "catalog.model"),

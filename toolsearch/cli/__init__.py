@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "bench": "bench",
     "call": "call",
     "demo": "demo",
+    "examples": "examples",
     "index": "index_cmd",
     "rank": "rank",
     "reload": "reload_cmd",

@@ -188,7 +188,7 @@ def expand_mcp_skill(file: str, data: dict[str, Any], lines: dict[tuple[Any, ...
     return skill, problems
 
 
-_SPEC_FIX = "see the `mcp:` fields in the README (command/args/env or url; include, exclude, timeout)"
+_SPEC_FIX = "see 'MCP servers as skills' in docs/skills.md (command/args/env or url; include, exclude, timeout)"
 
 
 def _spec_problem(file: str, error: Any, lines: dict[tuple[Any, ...], int]) -> Problem:

@@ -215,11 +215,11 @@ def test_handler_set_follows_the_registry_by_identity():
     registry = Registry([counter_skill()])
     handlers = HandlerSet(registry)
     assert handlers.names() == ["count"]
-    with handlers.acquire("count"):
-        pass
+    with handlers.acquire("count") as lease:
+        assert lease.binding.target is not None  # resolved (imported, instantiated) on first use
     registry.put(counter_skill())  # an equal skill put again is still a reload
-    with handlers.acquire("count"):
-        pass
+    with handlers.acquire("count") as lease:
+        assert lease.binding.target is not None
     assert [e.split()[0] for e in EVENTS] == ["init", "close", "init"]
     handlers.close()
     registry.put(counter_skill("3"))  # a closed set ignores later changes

@@ -4,7 +4,7 @@ Started as `python -c <boot> SYS_PATH READ_FD WRITE_FD MEMORY CPU`: it sets its 
 so an allocation past it raises `MemoryError`) and a CPU-time bound (RLIMIT_CPU: a worker orphaned
 while spinning, e.g. after its parent was SIGKILLed, dies by itself), then serves one request at a time
 from READ_FD until that pipe closes. A request is a pickle of (handler, arguments, context fields,
-max_output_chars, the parent's sys.path); a reply is a pickle of plain values only (the parent
+max_output_chars, the parent's sys.path, tool name, deadline); a reply is a pickle of plain values only (the parent
 unpickles no classes):
 
     ("ok", text, data_pickle_or_None, is_error, error_kind, cpu_seconds)
@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .context import ToolContext
+from .process import CallScope, set_scope
 from .result import ToolResult, capped, describe_exception, to_text
 from .retry import is_retryable
 
@@ -51,7 +52,8 @@ def main(argv: list[str]) -> None:
 
 def serve(request: bytes, functions: dict[Any, tuple[Any, bool]]) -> bytes:
     try:
-        handler, arguments, context_fields, max_output_chars, path = pickle.loads(request)
+        handler, arguments, context_fields, max_output_chars, path, tool, deadline = pickle.loads(request)
+        set_scope(CallScope(tool, deadline))  # time.monotonic() is the same clock in every process
         if path != sys.path:  # the parent's path now (an app may add folders after the worker started)
             sys.path[:] = path
             importlib.invalidate_caches()

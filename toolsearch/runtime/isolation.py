@@ -138,7 +138,8 @@ class WorkerPool:
         and raise `CallTimedOut`. Failures raise `IsolatedError` (retryable ones a `RetryableError`)."""
         fields = {"workspace": context.workspace, "allow_shell": context.allow_shell,
                   "session_id": context.session_id, "allow_hosts": context.allow_hosts}
-        request = pickle.dumps((handler, arguments, fields, max_output_chars, list(sys.path)),
+        request = pickle.dumps((handler, arguments, fields, max_output_chars, list(sys.path), scope.tool,
+                                scope.deadline),
                                protocol=pickle.HIGHEST_PROTOCOL)
         worker = self._take()
         reusable = False
@@ -193,6 +194,11 @@ class WorkerPool:
                 self._idle.append(worker)
                 return
             self._live.discard(worker)
+            # A replacement starts booting now, so the next call does not pay for the start.
+            spare = _Worker(self.memory_limit) if not self._closed and not self._idle else None
+            if spare is not None:
+                self._idle.append(spare)
+                self._live.add(spare)
         worker.kill()
 
     def close(self) -> None:

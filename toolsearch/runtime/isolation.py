@@ -195,7 +195,12 @@ class WorkerPool:
                 return
             self._live.discard(worker)
             # A replacement starts booting now, so the next call does not pay for the start.
-            spare = _Worker(self.memory_limit) if not self._closed and not self._idle else None
+            spare = None
+            if not self._closed and not self._idle:
+                try:
+                    spare = _Worker(self.memory_limit)
+                except OSError:  # no process to spare now: the next call starts one
+                    spare = None
             if spare is not None:
                 self._idle.append(spare)
                 self._live.add(spare)

@@ -420,3 +420,25 @@ def test_http_gateway_fails_only_the_call_whose_handler_raises_a_base_exception(
         anyio.run(serve_and_call)
     finally:
         gateway.executor.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_burst_of_calls_to_a_hanging_tool_leaves_a_bounded_number_of_threads():
+    import threading
+    import time
+
+    from toolsearch import Tool
+
+    _HANG.clear()
+    skill = _escape_skill(h=Tool(name="hang", handler=f"{__name__}:hang", timeout=0.2))
+    before = threading.active_count()
+    try:
+        with Executor([skill], max_abandoned_per_tool=4, max_concurrency=8) as ex:
+            results = ex.run_many([("hang", {})] * 300)  # used to leave one thread per call
+            assert all(r.is_error for r in results)
+            assert ex.abandoned_threads <= 4 + 8  # the bound, plus the calls already in flight
+            assert threading.active_count() - before <= 4 + 8 + 2  # + the executor's loop thread
+            assert sum("still running" in r.text for r in results) >= 300 - 12
+            assert ex.run("echo", {"text": "fine"}).text == "fine"
+    finally:
+        _HANG.set()

@@ -34,3 +34,14 @@ def die() -> str:
 class Klass:
     def __call__(self) -> str:
         return "never"
+
+
+CALLS: list[int] = []
+
+
+def flaky() -> str:
+    """Fails with a transient error on its first call in a worker, then answers."""
+    CALLS.append(1)
+    if len(CALLS) == 1:
+        raise ConnectionError("upstream reset")
+    return f"answered on call {len(CALLS)}"

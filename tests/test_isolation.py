@@ -159,3 +159,13 @@ def test_a_builtin_past_its_timeout_is_stopped_while_others_answer(tmp_path: Pat
         caller.join()
         assert time.monotonic() - started < 8
         assert results[0].is_error
+
+
+def test_a_transient_failure_in_a_worker_is_retried_per_the_policy() -> None:
+    from toolsearch import RetryPolicy
+
+    skill = Skill(name="flaky", tools=[Tool(name="flaky", handler=f"{HANDLERS}:flaky", isolation="process",
+                                            retry=RetryPolicy(max_attempts=2, initial_delay=0))])
+    with Executor([skill]) as executor:
+        result = executor.run("flaky")
+    assert not result.is_error and result.attempts == 2 and result.text == "answered on call 2"

@@ -164,7 +164,8 @@ class _SkillLoad:
         self.tools = {t.name: t for t in skill.tools}
         self._bindings: dict[str, concurrent.futures.Future[Binding]] = {}
         self._bind_lock = threading.Lock()  # guards _bindings and closed: never held while importing
-        self._instance_lock = threading.Lock()  # one instance per class, even for tools resolved at once
+        self._class_locks: dict[type, threading.Lock] = {}  # one instance per class, even for tools
+        # resolved at once; per class, so a hanging init() holds up only the tools of its own class
 
     def resolution(self, name: str) -> concurrent.futures.Future[Binding]:
         """The binding of tool `name`, resolved (imported, instantiated) in a thread of its own on the
@@ -205,7 +206,9 @@ class _SkillLoad:
         future.set_result(binding)
 
     def _instance(self, cls: type) -> Any:
-        with self._instance_lock:
+        with self._bind_lock:
+            lock = self._class_locks.setdefault(cls, threading.Lock())
+        with lock:
             if cls not in self.instances:
                 instance = cls()
                 init = getattr(instance, "init", None)

@@ -118,6 +118,8 @@ def handler_problem(handler: Any, *, allowed_modules: tuple[str, ...] | None = N
         obj, _, _ = resolve_import_path(handler)
     except LookupError as exc:
         return str(exc)
+    except KeyboardInterrupt:  # the user's Ctrl-C while `validate` imports: stop, as asked
+        raise
     except BaseException as exc:  # noqa: BLE001 - a module that raises (even SystemExit) on import
         return f"importing {handler!r} raised {describe_exception(exc)}"
     if isinstance(obj, type):

@@ -45,3 +45,10 @@ def flaky() -> str:
     if len(CALLS) == 1:
         raise ConnectionError("upstream reset")
     return f"answered on call {len(CALLS)}"
+
+
+def rich() -> dict:
+    """Structured data that names a class (a date): the text comes back, the data does not."""
+    import datetime
+
+    return {"when": datetime.date(2024, 1, 31), "n": 1}

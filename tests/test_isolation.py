@@ -169,3 +169,10 @@ def test_a_transient_failure_in_a_worker_is_retried_per_the_policy() -> None:
     with Executor([skill]) as executor:
         result = executor.run("flaky")
     assert not result.is_error and result.attempts == 2 and result.text == "answered on call 2"
+
+
+def test_data_that_is_not_plain_values_comes_back_as_text_only() -> None:
+    skill = Skill(name="rich", tools=[Tool(name="rich", handler=f"{HANDLERS}:rich", isolation="process")])
+    with Executor([skill]) as executor:
+        result = executor.run("rich")
+    assert not result.is_error and "2024-01-31" in result.text and result.data is None

@@ -73,6 +73,16 @@ def _plain(data: bytes) -> Any:
     return _PlainUnpickler(io.BytesIO(data)).load()
 
 
+def _data(blob: bytes | None) -> Any:
+    """A result's structured data, or None when it is not made of plain values (the text still answers)."""
+    if blob is None:
+        return None
+    try:
+        return _plain(blob)
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None
+
+
 class _Worker:
     """One worker process and the two pipes to it."""
 
@@ -161,14 +171,14 @@ class WorkerPool:
             kind = reply[0]
             if kind == "ok":
                 reusable = True
-                data = _plain(reply[2]) if reply[2] is not None else None
+                data = _data(reply[2])
                 return ToolResult(text=reply[1], data=data, is_error=bool(reply[3]), error_kind=reply[4])
             if kind == "unconvertible":
                 reusable = True
                 raise IsolatedError(f"the tool's value cannot be turned into text ({reply[1]})")
             _, type_name, message, retryable = reply[:4]
             reusable = type_name != "MemoryError"  # a worker short of memory may be in a bad state
-            if type_name == "MemoryError":
+            if type_name == "MemoryError" and self.memory_limit:
                 message += (f" (the tool went past its memory bound of {self.memory_limit / 2**20:g} MiB:"
                             " try smaller input)")
             raise (_RetryableIsolatedError if retryable else IsolatedError)(message)

@@ -215,12 +215,48 @@ def test_handler_set_follows_the_registry_by_identity():
     registry = Registry([counter_skill()])
     handlers = HandlerSet(registry)
     assert handlers.names() == ["count"]
-    with handlers.acquire("count"):
-        pass
+    with handlers.acquire("count") as lease:
+        assert lease.binding.target is not None  # resolved (imported, instantiated) on first use
     registry.put(counter_skill())  # an equal skill put again is still a reload
-    with handlers.acquire("count"):
-        pass
+    with handlers.acquire("count") as lease:
+        assert lease.binding.target is not None
     assert [e.split()[0] for e in EVENTS] == ["init", "close", "init"]
     handlers.close()
     registry.put(counter_skill("3"))  # a closed set ignores later changes
     assert [e.split()[0] for e in EVENTS] == ["init", "close", "init", "close"]
+
+
+HANG_INIT = threading.Event()
+
+
+class HangingInit:
+    def init(self) -> None:
+        HANG_INIT.wait(10)
+
+    def __call__(self) -> str:
+        return "late"
+
+
+def test_a_hanging_init_holds_up_only_its_own_tool():
+    """Resolution runs in its own thread, per class: the other tools of the skill (another class, a
+    function) are called while one init() hangs, and the hanging one fails by its timeout."""
+    HANG_INIT.clear()
+    skill = Skill(name="mixed", tools=[
+        Tool(name="hanging", handler=f"{HERE}:HangingInit", timeout=0.5),
+        Tool(name="count", handler=f"{HERE}:Counter", input_schema=STEP),
+        Tool(name="rev", handler=f"{HERE}:plain", input_schema=TEXT),
+    ])
+    try:
+        with Executor([skill]) as ex:
+            started = time.monotonic()
+            assert ex.run("hanging").error_kind == "timeout"
+            assert time.monotonic() - started < 2
+            assert ex.run("count").text == "1" and ex.run("rev", {"text": "ab"}).text == "ba"
+            assert ex.run("hanging").error_kind == "timeout"  # still initializing: one init() only
+            HANG_INIT.set()
+            deadline = time.monotonic() + 5
+            while ex.run("hanging").text != "late" and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert ex.run("hanging").text == "late"
+    finally:
+        HANG_INIT.set()

@@ -106,6 +106,9 @@ class Tool(_Model):
     tags: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     pinned: bool = False
+    # Where the handler runs: "thread" (in this process) or "process" (a worker process killed at the
+    # timeout, with a memory bound; for pure-CPU work on the model's input). See runtime/isolation.py.
+    isolation: Literal["thread", "process"] = "thread"
     skill: str = ""  # filled in by the owning Skill
 
     @field_validator("name")

@@ -8,18 +8,29 @@ One call is: find the tool (in the handler view that follows the Registry, so a 
 the next call and never half-way through one), parse and validate the arguments, then up to
 `tool.retry.max_attempts` attempts, each bounded by `tool.timeout`.
 
-Timeouts. Async handlers run on the caller's event loop and are cancelled. Sync handlers run each in a
-dedicated daemon thread, because Python cannot stop a thread: on timeout the caller gets its answer on
-time and the thread is abandoned (counted in `abandoned_threads`, logged), holding nothing the next call
-needs (no shared pool to starve). Its subprocesses do not leak: `run_subprocess` sees the attempt's
-deadline and cancel event and kills its process group.
+Timeouts. Async handlers run on the caller's event loop and are cancelled (one that ignores the
+cancellation is left behind, not waited for). Sync handlers run each in a dedicated daemon thread,
+because Python cannot stop a thread: on timeout the caller gets its answer on time and the thread is
+abandoned (counted in `abandoned_threads`, logged), holding nothing the next call needs (no shared pool
+to starve). Abandoned threads are bounded per tool and in total (`workers.AbandonedThreads`): a tool
+whose calls keep hanging is refused at once while other tools keep working. Its subprocesses do not
+leak: `run_subprocess` sees the attempt's deadline and cancel event and kills its process group. A tool
+marked `isolation: process` runs in a worker process instead (`isolation`), killed at the timeout and
+bounded in memory: the way to really stop CPU-bound work, which a thread timeout cannot.
+
+A handler is imported (and a class handler's `init()` run) on its tool's first call, in a thread of its
+own, bounded by the tool's timeout: a slow import or `init()` fails that call on time and never holds
+up other tools' calls (`handlers`).
 
 Retries happen only for failures a second try can fix (`retry.is_retryable`): timeouts,
 `ConnectionError`, transient `OSError`s (by errno), HTTP 408/429/5xx, and `RetryableError`. Bad arguments and plain bugs
 (`TypeError`, `ValueError`, ...) fail at once. The delay comes from `RetryPolicy.delay(attempt)`.
 
-Hostile or buggy handlers. A handler that raises `SystemExit` or `KeyboardInterrupt` (argparse does on
-bad input) would stop the background event loop and hang every later call: both become a failed result.
+Hostile or buggy handlers. A handler (or its import, or `init()`) that raises `SystemExit` or
+`KeyboardInterrupt` (argparse does on bad input) would stop the background event loop and hang every
+later call; `GeneratorExit`, `CancelledError` or another `BaseException` would escape into the caller's
+event loop (an MCP gateway's task group then answers nothing more). All become a failed result, and so
+does `StopIteration` (asyncio futures refuse it), at once.
 A return value that cannot be turned into text (a circular list, 100,000-deep nesting, a 5,000-digit
 integer, an object whose `__str__` raises) is a failed result too, and text longer than
 `max_output_chars` (default 100,000) is cut with a note saying so: a 100 MB string must not reach the
@@ -34,7 +45,6 @@ behave the same and async handlers always see one loop.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import difflib
 import inspect
@@ -42,7 +52,6 @@ import logging
 import threading
 import time
 import weakref
-from dataclasses import replace
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,33 +62,28 @@ from .._errors import (
     SkillError,
     ToolExecutionError,
     ToolNotFoundError,
+    ToolSearchError,
     ToolTimeoutError,
 )
 from ..catalog.model import Skill
 from ..catalog.registry import Catalog, Registry
 from .context import ToolContext
 from .handlers import Binding, HandlerSet, Lease
+from .isolation import DEFAULT_MEMORY_LIMIT, IsolatedError, shared_pool
 from .process import CallScope, CallTimedOut, set_scope
-from .result import ToolResult, to_text
+from .result import ToolResult, capped, describe_exception, to_text
 from .retry import AttemptTimeout as _AttemptTimeout
 from .retry import is_retryable
 from .validation import ArgumentError, check_arguments, parse_arguments, pydantic_problems
+from .workers import AbandonedThreads, HandlerExit, ThreadRefused, contained, run_in_thread
 
-__all__ = ["MAX_OUTPUT_CHARS", "Executor", "is_retryable"]
+__all__ = ["MAX_OUTPUT_CHARS", "Executor", "HandlerExit", "is_retryable"]
 
 log = logging.getLogger(__name__)
 
 MAX_OUTPUT_CHARS = 100_000  # default cap on the text of one result (about 25k tokens)
-
-
-class HandlerExit(Exception):
-    """A handler raised SystemExit or KeyboardInterrupt: reported as a failure, never propagated,
-    since either would stop the executor's event loop (and with it every later call)."""
-
-    def __init__(self, exc: BaseException):
-        kind = type(exc).__name__
-        detail = f" ({exc})" if str(exc) else ""
-        super().__init__(f"the handler raised {kind}{detail}; tools must not exit the process")
+MAX_ABANDONED_PER_TOOL = 4  # timed-out threads of one tool still running before it is refused
+MAX_ABANDONED = 32  # ... of all tools: past it, every tool with one is refused
 
 Sleep = Callable[[float], Awaitable[Any]]
 def _as_registry(source: Any) -> Registry:
@@ -131,6 +135,9 @@ class Executor:
     outside these modules are refused (skill files are code; see `handlers`); None allows any. Async
     handlers share an event loop with other calls and must not block it: a blocking async handler
     cannot be timed out; write it sync and it gets its own thread.
+    `max_abandoned_per_tool` / `max_abandoned` bound the timed-out threads left running (see `workers`);
+    `memory_limit` is the address-space bound, in bytes, of the worker processes of `isolation: process`
+    tools (None: unbounded).
     """
 
     def __init__(
@@ -144,7 +151,19 @@ class Executor:
         profile: Any = None,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         allowed_handler_modules: Iterable[str] | None = None,
+        max_abandoned_per_tool: int = MAX_ABANDONED_PER_TOOL,
+        max_abandoned: int = MAX_ABANDONED,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
     ):
+        for key, value in (("max_abandoned_per_tool", max_abandoned_per_tool),
+                           ("max_abandoned", max_abandoned)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{key} must be a positive integer, got {value!r}")
+        if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, int)
+                                         or memory_limit < 64 * 2**20):
+            raise ConfigError(f"memory_limit must be None or a number of bytes of at least 64 MiB, "
+                              f"got {memory_limit!r}")
+        self.memory_limit = memory_limit
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if max_output_chars < 1:
@@ -167,7 +186,7 @@ class Executor:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
-        self._abandoned: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+        self._abandoned = AbandonedThreads(max_abandoned_per_tool, max_abandoned)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -180,7 +199,7 @@ class Executor:
     @property
     def abandoned_threads(self) -> int:
         """Sync handler threads that timed out and are still running."""
-        return sum(1 for t in list(self._abandoned) if t.is_alive())
+        return self._abandoned.count()
 
     # --- sync API -------------------------------------------------------------------------------
 
@@ -225,11 +244,34 @@ class Executor:
     async def arun(self, name: str, arguments: str | Mapping[str, Any] | None = None, *,
                    context: ToolContext | None = None) -> ToolResult:
         started = time.monotonic()
+        try:
+            return await self._run(name, arguments, context, started)
+        except ToolSearchError:  # raise_errors=True: the library's errors are the answer
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the last line: nothing reaches the caller's loop
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise  # the caller's own cancellation (a client went away), not the handler's doing
+            log.debug("tool %r failed outside its handler's guard", name, exc_info=exc)
+            if self.raise_errors:
+                raise ToolExecutionError(name, _reason(contained(exc), 0)) from None
+            return self._fail(f"Tool {name!r} failed: {_reason(contained(exc), 0)}", "failed", name,
+                              started)
+
+    async def _run(self, name: str, arguments: Any, context: ToolContext | None,
+                   started: float) -> ToolResult:
         ctx = context if context is not None else self.context
         with self._handlers.acquire(name) as lease:
-            if lease is None or (self.profile is not None and not self.profile.permits(lease.binding.tool)):
+            if lease is None or (self.profile is not None and not self.profile.permits(lease.tool)):
                 return self._fail(self._not_found(name), "not_found", name, started)
-            binding = lease.binding
+            binding = await self._binding(lease)
+            if binding is None:
+                timeout = lease.tool.timeout
+                if self.raise_errors:
+                    raise ToolTimeoutError(name, timeout)
+                return self._fail(f"Tool {name!r} timed out after {timeout:g}s while its handler was "
+                                  "being imported and initialized. Try again later or another tool.",
+                                  "timeout", name, started)
             if binding.target is None:
                 return self._fail(f"Tool {name!r} cannot be run: {binding.error}.", "no_handler",
                                   name, started)
@@ -242,6 +284,19 @@ class Executor:
                                   "invalid_arguments", name, started)
             async with self._limit():
                 return await self._attempts(lease, args, ctx, started)
+
+    async def _binding(self, lease: Lease) -> Binding | None:
+        """The tool's binding, imported/initialized in its own thread; None past the tool's timeout
+        (the resolution goes on in the background and a later call gets its outcome)."""
+        future = lease.resolution()
+        if future.done():
+            return future.result()
+        waiter = asyncio.wrap_future(future)
+        done, _ = await asyncio.wait({waiter}, timeout=lease.tool.timeout)
+        if not done:
+            waiter.cancel()  # only this call's wait: the resolution itself cannot be cancelled
+            return None
+        return future.result()
 
     def _not_found(self, name: str) -> str:
         names = self._handlers.names()
@@ -302,7 +357,7 @@ class Executor:
                 result = value if isinstance(value, ToolResult) else ToolResult(
                     text=to_text(value), data=None if isinstance(value, str) else value
                 )
-                result = _capped(result, self.max_output_chars)
+                result = capped(result, self.max_output_chars)
             except Exception as exc:  # noqa: BLE001 - circular, too deep, __str__ raising...
                 text = (f"Tool {tool.name!r} returned a value that cannot be turned into text "
                         f"({_reason(exc, 0)[:300]}).")
@@ -318,61 +373,60 @@ class Executor:
         scope = CallScope(binding.tool.name, deadline=time.monotonic() + timeout)
         try:
             if binding.is_async:
-                value = await asyncio.wait_for(self._in_scope(scope, binding, args, ctx), timeout)
+                value = await _bounded(self._in_scope(scope, binding, args, ctx), timeout)
             else:
-                value = await asyncio.wait_for(self._in_thread(scope, lease, args, ctx), timeout)
+                value = await _bounded(self._in_thread(scope, lease, args, ctx), timeout)
                 if inspect.isawaitable(value):  # a sync callable that returned a coroutine
-                    value = await asyncio.wait_for(_await(value), scope.remaining())
+                    value = await _bounded(self._in_scope(scope, binding, args, ctx, value),
+                                           scope.remaining())
         except (asyncio.TimeoutError, CallTimedOut):  # the latter: run_subprocess saw the deadline first
             scope.cancelled.set()  # tells run_subprocess (and cooperative handlers) to stop
             raise _AttemptTimeout() from None
         return value
 
     async def _in_scope(self, scope: CallScope, binding: Binding, args: dict[str, Any],
-                        ctx: ToolContext) -> Any:
-        # This coroutine runs as its own task (wait_for), whose context is a copy: no reset needed.
+                        ctx: ToolContext, value: Any = None) -> Any:
+        # This coroutine runs as its own task (_bounded), whose context is a copy: no reset needed.
         set_scope(scope)
         try:
-            value = _invoke(binding, args, ctx)
+            if value is None:
+                value = _invoke(binding, args, ctx)
             return await value if inspect.isawaitable(value) else value
-        except (SystemExit, KeyboardInterrupt) as exc:
-            raise HandlerExit(exc) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the timeout cancelled this task: let it end as cancelled
+            raise HandlerExit(asyncio.CancelledError()) from None  # the handler raised it itself
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the call's failure
+            raise contained(exc) from None
 
-    def _in_thread(self, scope: CallScope, lease: Lease, args: dict[str, Any],
-                   ctx: ToolContext) -> asyncio.Future[Any]:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    async def _in_thread(self, scope: CallScope, lease: Lease, args: dict[str, Any],
+                         ctx: ToolContext) -> Any:
+        binding = lease.binding
+        name = binding.tool.name
+        if binding.isolated:
+            pool = shared_pool(self.memory_limit or 0)
+            call = lambda: pool.call(binding.target, args, ctx, scope, self.max_output_chars)  # noqa: E731
+        else:
+            self._abandoned.check(name)  # a tool with too many stuck threads starts no more
+            context = contextvars.copy_context()
+            context.run(set_scope, scope)
+            call = lambda: context.run(_invoke, binding, args, ctx)  # noqa: E731
         release = lease.retain()  # the instance stays open while this thread runs, even abandoned
-        context = contextvars.copy_context()
-        context.run(set_scope, scope)
-
-        def work() -> None:
-            try:
-                if future.set_running_or_notify_cancel():
-                    future.set_result(context.run(_invoke, lease.binding, args, ctx))
-            except (SystemExit, KeyboardInterrupt) as exc:  # must not reach the event loop
-                future.set_exception(HandlerExit(exc))
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                future.set_exception(exc)
-            finally:
-                release()
-
-        thread = threading.Thread(target=work, name=f"toolsearch-tool-{lease.binding.tool.name}",
-                                  daemon=True)
-        thread.start()
-        wrapped = asyncio.wrap_future(future)
-
-        def abandoned(f: asyncio.Future[Any]) -> None:
-            if f.cancelled() and thread.is_alive():
-                self._abandoned.add(thread)
-                log.warning("tool %r timed out; its thread %s keeps running in the background "
-                            "(Python cannot stop threads)", lease.binding.tool.name, thread.name)
-
-        wrapped.add_done_callback(abandoned)
-        return wrapped
+        try:
+            future = run_in_thread(call, name=f"toolsearch-tool-{name}", tool=name, release=release,
+                                   abandoned=None if binding.isolated else self._abandoned)
+        except RuntimeError as exc:  # can't start new thread
+            raise ThreadRefused(f"no thread could be started for it ({exc}); try again later") from None
+        return await future
 
     def _failure(self, exc: BaseException, name: str, timeout: float, attempts: int,
                  started: float) -> ToolResult:
         tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, ThreadRefused):
+            if self.raise_errors:
+                raise ToolExecutionError(name, str(exc)) from None
+            return self._fail(f"Tool {name!r} cannot run now: {exc}", "timeout", name, started, attempts)
         if isinstance(exc, _AttemptTimeout):
             if self.raise_errors:
                 raise ToolTimeoutError(name, timeout)
@@ -438,29 +492,33 @@ def _invoke(binding: Binding, args: dict[str, Any], ctx: ToolContext) -> Any:
     return target(**args)
 
 
-async def _await(value: Awaitable[Any]) -> Any:
+async def _bounded(awaitable: Awaitable[Any], timeout: float) -> Any:
+    """`awaitable`'s value, or `asyncio.TimeoutError` after `timeout` seconds. Unlike `wait_for`, a
+    task that ignores its cancellation is left behind rather than waited for, so the caller's answer is
+    on time whatever the handler does."""
+    task = asyncio.ensure_future(awaitable)
     try:
-        return await value
-    except (SystemExit, KeyboardInterrupt) as exc:
-        raise HandlerExit(exc) from None
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except BaseException:  # the caller was cancelled: so is the work
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        task.add_done_callback(_consume)
+        raise asyncio.TimeoutError
+    if task.cancelled():  # the handler's own CancelledError (a real cancellation would be ours)
+        raise HandlerExit(asyncio.CancelledError())
+    return task.result()
 
 
-def _capped(result: ToolResult, limit: int) -> ToolResult:
-    """The result with its text cut to `limit` characters and a note that says so."""
-    if len(result.text) <= limit:
-        return result
-    note = (f"\n[output truncated: showing the first {limit:,} of {len(result.text):,} characters; "
-            "ask for less, e.g. a smaller range or a narrower pattern]")
-    return replace(result, text=result.text[:limit] + note)
+def _consume(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" for an abandoned call
 
 
 def _reason(exc: BaseException, timeout: float) -> str:
     if isinstance(exc, _AttemptTimeout):
         return f"timed out after {timeout:g}s"
-    if isinstance(exc, HandlerExit):
+    if isinstance(exc, (HandlerExit, IsolatedError)):
         return str(exc)
-    try:
-        text = str(exc) or "(no message)"
-    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still needs a message
-        text = "(its message cannot be shown)"
-    return f"{type(exc).__name__}: {text[:2000]}"
+    return describe_exception(exc)

@@ -14,8 +14,14 @@ called) when one of its tools is first called in that skill load, never when the
 searching a catalog runs no code from it. When the skill is replaced or removed its instances are
 retired and `close()` (or the seed's `destroy()`) is called once no call is still using them, so a
 reload never pulls an object out from under a running call; the next call binds the new version.
-Resolution failures (a module that does not import, an `init()` that raises) do not break the registry:
-they are kept on the tool's `Binding` and reported when the tool is called.
+Resolution failures (a module that does not import, an `init()` that raises, even `SystemExit` or
+another `BaseException`) do not break the registry: they are kept on the tool's `Binding` and reported
+when the tool is called. Resolution runs in its own thread (`Lease.resolution()`), once per tool and
+skill load, so the executor can bound it by the tool's timeout: a module that imports for a minute or
+an `init()` that hangs fails its own calls on time and holds up no other tool's.
+
+`isolation: process` tools are not imported here at all: their binding names the handler, and the
+worker process (`isolation`) imports and calls it, so not even import-time code runs in this process.
 
 Trust. A skill file is code: its `handler` names any importable callable (`os:system` included), and
 whoever can write skill files can run code in this process. `allowed_modules` (the Executor's
@@ -26,6 +32,7 @@ callables (`@tool` functions) were put there by the program itself and are alway
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import inspect
 import logging
@@ -37,6 +44,7 @@ from typing import Any
 
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
+from .result import describe_exception
 
 __all__ = ["Binding", "HandlerSet", "Lease", "handler_problem", "module_allowed", "resolve_import_path"]
 
@@ -54,6 +62,7 @@ class Binding:
     wants_context: bool = False
     tool_function: bool = False  # an @tool ToolFunction: validate() + invoke(arguments, context=)
     accepted: frozenset[str] | None = None  # keyword names a plain callable takes; None = any
+    isolated: bool = False  # `isolation: process`: `target` is the handler, run in a worker process
 
 
 def resolve_import_path(path: str) -> tuple[Any, type | None, str]:
@@ -109,8 +118,10 @@ def handler_problem(handler: Any, *, allowed_modules: tuple[str, ...] | None = N
         obj, _, _ = resolve_import_path(handler)
     except LookupError as exc:
         return str(exc)
-    except Exception as exc:  # noqa: BLE001 - a module that raises on import
-        return f"importing {handler!r} raised {type(exc).__name__}: {exc}"
+    except KeyboardInterrupt:  # the user's Ctrl-C while `validate` imports: stop, as asked
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a module that raises (even SystemExit) on import
+        return f"importing {handler!r} raised {describe_exception(exc)}"
     if isinstance(obj, type):
         defined = {name for cls in obj.__mro__[:-1] for name in vars(cls)}  # object's own excluded
         if "__call__" in defined or "execute" in defined:
@@ -153,26 +164,66 @@ class _SkillLoad:
         self.retired = False
         self.closed = False
         self.tools = {t.name: t for t in skill.tools}
-        self._bindings: dict[str, Binding] = {}
-        self._bind_lock = threading.Lock()
+        self._bindings: dict[str, concurrent.futures.Future[Binding]] = {}
+        self._bind_lock = threading.Lock()  # guards _bindings and closed: never held while importing
+        self._class_locks: dict[type, threading.Lock] = {}  # one instance per class, even for tools
+        # resolved at once; per class, so a hanging init() holds up only the tools of its own class
+
+    def resolution(self, name: str) -> concurrent.futures.Future[Binding]:
+        """The binding of tool `name`, resolved (imported, instantiated) in a thread of its own on the
+        first call; later calls share that future. It never raises: failures are in the binding."""
+        with self._bind_lock:
+            future = self._bindings.get(name)
+            if future is not None:
+                return future
+            future = concurrent.futures.Future()
+            future.set_running_or_notify_cancel()  # a waiter that gives up cannot cancel it for others
+            if self.closed:  # the executor closed under this call: create no new instance
+                future.set_result(Binding(self.tools[name], None, "the executor was closed"))
+                return future
+            self._bindings[name] = future
+        tool = self.tools[name]
+        if tool.isolation == "process":  # nothing to import here: the worker process does it
+            future.set_result(self._bind(tool))
+            return future
+        try:
+            threading.Thread(target=self._resolve, args=(tool, future), daemon=True,
+                             name=f"toolsearch-resolve-{name}").start()
+        except RuntimeError as exc:  # can't start new thread: this call fails, a later one retries
+            with self._bind_lock:
+                self._bindings.pop(name, None)
+            future.set_result(Binding(tool, None, f"no thread to import its handler in ({exc})"))
+        return future
 
     def binding(self, name: str) -> Binding:
-        """The binding of tool `name`, resolved (imported, instantiated) on its first call."""
-        with self._bind_lock:  # one import/instantiation per tool even under concurrent first calls
-            if self.closed:  # the executor closed under this call: create no new instance
-                return Binding(self.tools[name], None, "the executor was closed")
-            if name not in self._bindings:
-                self._bindings[name] = self._bind(self.tools[name])
-            return self._bindings[name]
+        """The binding of tool `name`, waiting for its resolution (no time limit: the executor bounds
+        it with `resolution()` instead)."""
+        return self.resolution(name).result()
+
+    def _resolve(self, tool: Tool, future: concurrent.futures.Future[Binding]) -> None:
+        try:
+            binding = self._bind(tool)
+        except BaseException as exc:  # noqa: BLE001 - nothing may escape a resolver thread unanswered
+            binding = Binding(tool, None, f"its handler cannot be used: {describe_exception(exc)}")
+        future.set_result(binding)
 
     def _instance(self, cls: type) -> Any:
-        if cls not in self.instances:
-            instance = cls()
-            init = getattr(instance, "init", None)
-            if callable(init):
-                init()
-            self.instances[cls] = instance
-        return self.instances[cls]
+        with self._bind_lock:
+            lock = self._class_locks.setdefault(cls, threading.Lock())
+        with lock:
+            if cls not in self.instances:
+                instance = cls()
+                init = getattr(instance, "init", None)
+                if callable(init):
+                    init()
+                with self._bind_lock:
+                    closed = self.closed
+                    if not closed:
+                        self.instances[cls] = instance
+                if closed:  # unloaded while init() ran: nobody else will close this instance
+                    _close_instance(instance, self.skill.name)
+                    raise RuntimeError("its skill was unloaded while the handler was initialized")
+            return self.instances[cls]
 
     def _bind(self, tool: Tool) -> Binding:
         handler = tool.handler
@@ -181,14 +232,19 @@ class _SkillLoad:
         where = f"its handler {handler!r}" if isinstance(handler, str) else "its handler"
         if isinstance(handler, str) and not module_allowed(handler, self.allowed_modules):
             return Binding(tool, None, _refusal(handler, self.allowed_modules or ()))
+        if tool.isolation == "process":
+            # Not imported here: the worker process does that. `context` is supplied by the worker
+            # when the function takes it, so the model may not pass one (wants_context=True).
+            return Binding(tool, handler, wants_context=True, isolated=True)
         try:
             target = self._target(handler)
-        except Exception as exc:  # an import or init() failure must not break the registry
-            # No traceback at warning level: with no logging configured Python prints warnings to
-            # stderr, and a CLI user needs the one-line reason (in the result), not a stack.
-            log.warning("tool %r: %s cannot be used: %s", tool.name, where, exc)
+        except BaseException as exc:  # noqa: BLE001 - an import or init() failure (even SystemExit)
+            # must not break the registry or the executor. No traceback at warning level: with no
+            # logging configured Python prints warnings to stderr, and a CLI user needs the one-line
+            # reason (in the result), not a stack.
+            log.warning("tool %r: %s cannot be used: %s", tool.name, where, describe_exception(exc))
             log.debug("tool %r: handler resolution failed", tool.name, exc_info=True)
-            return Binding(tool, None, f"{where} cannot be used: {type(exc).__name__}: {exc}")
+            return Binding(tool, None, f"{where} cannot be used: {describe_exception(exc)}")
         if hasattr(target, "invoke") and hasattr(target, "validate"):
             return Binding(tool, target, is_async=_is_async(target), tool_function=True)
         wants_context, accepted = _signature_facts(target)
@@ -220,22 +276,35 @@ class _SkillLoad:
             self.closed = True
             instances = list(self.instances.values())
         for instance in instances:
-            closer = getattr(instance, "close", None) or getattr(instance, "destroy", None)
-            if callable(closer):
-                try:
-                    closer()
-                except Exception:  # one bad close() must not keep the others open
-                    log.exception("close() of %s (skill %r) failed", type(instance).__name__,
-                                  self.skill.name)
+            _close_instance(instance, self.skill.name)
+
+
+def _close_instance(instance: Any, skill: str) -> None:
+    closer = getattr(instance, "close", None) or getattr(instance, "destroy", None)
+    if callable(closer):
+        try:
+            closer()
+        except BaseException:  # noqa: BLE001 - one bad close() (even SystemExit) must not keep the
+            # others open, nor escape from Executor.close() or a reload
+            log.exception("close() of %s (skill %r) failed", type(instance).__name__, skill)
 
 
 class Lease:
-    """A use of one binding; the skill load's instances stay open while any hold is retained."""
+    """A use of one tool of one skill load; the load's instances stay open while any hold is retained."""
 
-    def __init__(self, owner: HandlerSet, load: _SkillLoad, binding: Binding):
+    def __init__(self, owner: HandlerSet, load: _SkillLoad, tool: Tool):
         self._owner = owner
         self._load = load
-        self.binding = binding
+        self.tool = tool
+
+    def resolution(self) -> concurrent.futures.Future[Binding]:
+        """The tool's binding, resolving in its own thread on the first call (see `_SkillLoad`)."""
+        return self._load.resolution(self.tool.name)
+
+    @property
+    def binding(self) -> Binding:
+        """The binding, waiting for it without a time limit (the executor waits on `resolution()`)."""
+        return self._load.binding(self.tool.name)
 
     def retain(self) -> Callable[[], None]:
         """Take one more hold; returns its (idempotent) release function."""
@@ -307,10 +376,10 @@ class HandlerSet:
         if load is None:
             yield None
             return
-        release = Lease(self, load, None)._adopt()  # type: ignore[arg-type]
+        lease = Lease(self, load, load.tools[tool_name])
+        release = lease._adopt()
         try:
-            lease = Lease(self, load, load.binding(tool_name))  # imports on the first call only
-            yield lease
+            yield lease  # the handler is imported on the first lease.resolution() only
         finally:
             release()
 

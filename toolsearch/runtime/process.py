@@ -32,7 +32,7 @@ from typing import IO
 
 from .context import ToolContext
 
-__all__ = ["CallScope", "CallTimedOut", "ProcessResult", "current_scope", "run_subprocess"]
+__all__ = ["CallScope", "CallTimedOut", "ProcessResult", "current_scope", "kill_process_group", "run_subprocess"]
 
 _POLL = 0.05  # how often a waiting subprocess checks the cancel event
 _JOIN = 2.0  # how long to wait for the pipes to close after the group was killed
@@ -159,7 +159,7 @@ def run_subprocess(
         threading.Thread(target=_feed, args=(proc.stdin, input.encode()), daemon=True).start()
     timed_out = not _wait(proc, time.monotonic() + limit, scope)
     # Also after a normal exit: background children left behind (`cmd &`) would hold the pipes open.
-    _kill_group(proc)
+    kill_process_group(proc)
     if timed_out and scope is not None and (scope.cancelled.is_set() or limit < timeout):
         # The tool call, not the command's own timeout, ran out: the call is over, so do not hand
         # the handler a result it could mistake for a finished command.
@@ -202,7 +202,8 @@ def _wait(proc: subprocess.Popen[bytes], deadline: float, scope: CallScope | Non
             continue
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group of `proc` (started with `start_new_session=True`) and reap it."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

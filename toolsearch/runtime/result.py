@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from .._text import wire_text
 
-__all__ = ["ErrorKind", "RetryableError", "ToolResult", "to_text"]
+__all__ = ["ErrorKind", "RetryableError", "ToolResult", "capped", "describe_exception", "to_text"]
 
 ErrorKind = Literal[
     "not_found",  # no tool of that name
@@ -83,3 +83,22 @@ def to_text(value: Any) -> str:
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json")
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def describe_exception(exc: BaseException, limit: int = 2000) -> str:
+    """`Type: message` for any exception, even one whose `__str__` raises (handler code is not trusted
+    to describe itself); the message is cut to `limit` characters."""
+    try:
+        text = str(exc) or "(no message)"
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still needs a message
+        text = "(its message cannot be shown)"
+    return f"{type(exc).__name__}: {text[:limit]}"
+
+
+def capped(result: ToolResult, limit: int) -> ToolResult:
+    """The result with its text cut to `limit` characters and a note that says so."""
+    if len(result.text) <= limit:
+        return result
+    note = (f"\n[output truncated: showing the first {limit:,} of {len(result.text):,} characters; "
+            "ask for less, e.g. a smaller range or a narrower pattern]")
+    return replace(result, text=result.text[:limit] + note)

@@ -132,13 +132,20 @@ def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from ..mcp.transport import parse_host_port, serve_http, serve_stdio
+    from ..mcp.transport import listen_socket, parse_host_port, serve_http, serve_stdio
 
     address = parse_host_port(args.http) if args.http else None
     if address is None and (args.auth or args.trust_profile_header or args.session_store):
         raise ConfigError("--auth, --trust-profile-header and --session-store apply to --http (fix: add "
                           "--http HOST:PORT; over stdio the client that started the gateway is trusted)")
-    gateway = build_gateway(args)
+    # A port in use is found before the catalog loads and upstream servers start: one line, exit 2.
+    listener = listen_socket(*address) if address is not None else None
+    try:
+        gateway = build_gateway(args)
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
     tools = len(gateway.searcher.catalog)
     if address is None:
         print(f"toolsearch serve: {tools} tools, {args.mode} mode, on stdio", file=sys.stderr)
@@ -147,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
     host, port = address
 
     def ready(bound: int) -> None:
-        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on http://{host}:{bound}/mcp",
+        shown = f"[{host}]" if ":" in host else host
+        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on http://{shown}:{bound}/mcp",
               file=sys.stderr, flush=True)
 
-    anyio.run(lambda: serve_http(gateway, host, port, ready=ready))
+    anyio.run(lambda: serve_http(gateway, host, port, ready=ready, listener=listener))
     return 0

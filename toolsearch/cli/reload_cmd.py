@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import threading
@@ -31,7 +30,7 @@ from ..catalog.bundled import default_catalog_path
 from ..catalog.loader import load_registry
 from ..runtime.reload import ReloadReport, SkillReloader
 from ..catalog.model import Skill
-from ._catalog import require_tools
+from ._catalog import quiet_reload_log, require_tools
 from .index_cmd import summary
 
 __all__ = ["add_parser", "run"]
@@ -104,7 +103,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     for problem in loaded.problems:
         note = " (its last good version stays indexed)" if str(Path(problem.file).resolve()) in kept else ""
         print(f"toolsearch reload: warning: {problem}{note}", file=sys.stderr)
-    require_tools(folder, len(registry.catalog), loaded.problems)
+    require_tools(folder, len(registry.catalog), loaded.problems, shown=True)
     searcher = Searcher(registry, args.index)
     _save_last_good(Path(args.index), registry.catalog)
     print(summary(searcher.last_build))
@@ -119,8 +118,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
             print(f"{changes} -> index {summary(searcher.last_build)}", flush=True)
             _save_last_good(Path(args.index), registry.catalog)
 
-    # This verb prints the reloader's reports itself; keep its log records from being printed twice.
-    logging.getLogger("toolsearch.runtime.reload").addHandler(logging.NullHandler())
+    quiet_reload_log()  # this verb prints the reloader's reports itself
     stop = stop or threading.Event()
     reloader = SkillReloader(folder, registry, debounce=args.debounce, on_change=report)
     try:

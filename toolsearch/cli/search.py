@@ -85,7 +85,9 @@ def add_parser(subparsers: Any) -> None:
                                    description=__doc__.split("\n\n")[0])
     add_catalog_options(parser)
     parser.add_argument("-k", type=positive_int, default=5, help="number of hits (default: 5)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    parser.add_argument("--json", action="store_true",
+                        help='one JSON object per hit; no good match: one object {"hits": [], '
+                             '"no_good_match": REASON}')
     add_rerank_option(parser)
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what the tool should do")
     parser.set_defaults(run=run)
@@ -106,8 +108,12 @@ def run(args: argparse.Namespace) -> int:
             line = line if len(line) <= 100 else line[:99] + "…"
             print(f"{rank:>2}. {hit.name}  {hit.score:.3f}  [{hit.skill}] "
                   f"({', '.join(hit.matched)})  {line}")
-    if not hits and not args.json:
-        print(f"no good match: {why_no_match(searcher, query, args.k)}", file=sys.stderr)
+    if not hits:
+        reason = why_no_match(searcher, query, args.k)
+        if args.json:  # a script reading stdout must tell "no match" from "printed nothing at all"
+            print(json.dumps({"hits": [], "no_good_match": reason}))
+        else:
+            print(f"no good match: {reason}", file=sys.stderr)
     return 0
 
 

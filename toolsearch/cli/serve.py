@@ -108,9 +108,12 @@ def build_gateway(args: argparse.Namespace) -> Any:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
         from ..runtime.reload import SkillReloader
+        from ._catalog import quiet_reload_log
 
-        SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
-            f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
+        quiet_reload_log()  # each problem once: in the report line below
+        reloader = SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
+            f"toolsearch serve: reload: {report}", file=sys.stderr, flush=True))
+        reloader.start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
     gateway = Gateway(searcher, executor, options=options, profiles=profiles)
     if http:
@@ -118,6 +121,7 @@ def build_gateway(args: argparse.Namespace) -> Any:
 
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
         gateway.session_store = session_store
+    gateway.reloader = reloader if args.watch else None  # for whoever must stop it (tests)
     return gateway
 
 

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     problems = list(result.problems) + ([] if args.no_import else handler_problems(result.skills))
     for problem in problems:
         print(problem)
-    require_tools(path, result.tool_count, problems)
+    require_tools(path, result.tool_count, problems, shown=True)
     if not args.quiet:
         disabled = sorted(name for name, reason in result.skipped.items() if reason == "disabled")
         for name in disabled:

@@ -107,6 +107,7 @@ class Gateway:
         self._server: Any = None
         self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
         self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
+        self.reloader: Any = None  # a SkillReloader following the catalog (`toolsearch serve --watch`)
         self._schemas = {SEARCH_TOOL: self._search_schema(), CALL_TOOL: _CALL_SCHEMA}
 
     # --- the MCP server ------------------------------------------------------------------------

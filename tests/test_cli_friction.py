@@ -1,0 +1,101 @@
+"""Issue 32, "command line and packaging friction": each problem said once, a no-match that `--json`
+readers can see, a readable unreachable-endpoint message, one index rule for every verb."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+from toolsearch.cli import build_parser, main
+
+pytestmark = pytest.mark.timeout(90)
+
+REPO = Path(__file__).resolve().parents[1]
+SKILLS = REPO / "skills"
+BROKEN = "name: broken\ntools:\n  - name: x\n    description: y\n    timeout: nope\n"
+
+
+def _folder(tmp_path: Path, *, good: bool = True, broken: bool = True) -> Path:
+    folder = tmp_path / "skills"
+    folder.mkdir()
+    if good:
+        (folder / "math.yaml").write_text((SKILLS / "math.yaml").read_text())
+    if broken:
+        (folder / "broken.yaml").write_text(BROKEN)
+    return folder
+
+
+def _count(text: str) -> int:
+    return text.count("tools[0].timeout: expected a duration")
+
+
+# --- each problem once ----------------------------------------------------------------------------
+
+def test_validate_of_a_folder_where_nothing_loads_says_each_problem_once(tmp_path, capsys):
+    folder = _folder(tmp_path, good=False)
+    assert main(["validate", str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert _count(captured.out + captured.err) == 1
+    assert "nothing could be loaded" in captured.err and "1 problem (above)" in captured.err
+
+
+def test_reload_of_a_folder_where_nothing_loads_says_each_problem_once(tmp_path, capsys):
+    folder = _folder(tmp_path, good=False)
+    assert main(["reload", "--catalog", str(folder), "--index", str(tmp_path / "ix")]) == 2
+    captured = capsys.readouterr()
+    assert _count(captured.out + captured.err) == 1
+
+
+def test_serve_watch_reports_a_broken_file_once(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("mcp")
+    # As outside pytest: no handler on the root logger, so a logged warning reaches stderr too.
+    monkeypatch.setattr(logging.root, "handlers", [])
+    from toolsearch.cli.serve import build_gateway
+
+    folder = _folder(tmp_path, broken=False)
+    args = build_parser().parse_args(["serve", "--catalog", str(folder), "--watch", "--workspace", str(tmp_path)])
+    gateway = build_gateway(args)
+    try:
+        capsys.readouterr()
+        (folder / "broken.yaml").write_text(BROKEN)
+        deadline = time.monotonic() + 20
+        seen = ""
+        while time.monotonic() < deadline and not _count(seen):
+            time.sleep(0.1)
+            seen += capsys.readouterr().err
+        time.sleep(0.5)  # a second copy, if any, is printed right after the first
+        seen += capsys.readouterr().err
+    finally:
+        gateway.reloader.stop()
+        gateway.executor.close()
+    assert _count(seen) == 1, seen
+
+
+# --- search --json with no good match -------------------------------------------------------------
+
+def test_search_json_with_no_match_prints_an_empty_result_with_the_reason(tmp_path, capsys):
+    assert main(["search", "--catalog", str(SKILLS / "math.yaml"), "--json", "zzzz", "qqqq"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    answer = json.loads(out[0])
+    assert answer["hits"] == [] and "no tool shares a meaningful word" in answer["no_good_match"]
+
+
+# --- the unreachable endpoint's message -----------------------------------------------------------
+
+@pytest.mark.parametrize("url, where", [
+    ("https://api.openai.com/v1/chat/completions", "the model API at https://api.openai.com is unreachable"),
+    ("http://127.0.0.1:9/v1/chat/completions", "the model API at http://127.0.0.1:9 is unreachable"),
+])
+def test_an_unreachable_endpoint_is_named_as_its_url_says(url, where):
+    import httpx2
+    import openai
+
+    from toolsearch.cli._failures import describe
+
+    exc = openai.APIConnectionError(request=httpx2.Request("POST", url))
+    assert describe(exc).startswith(where + ": cannot connect")

@@ -99,3 +99,58 @@ def test_an_unreachable_endpoint_is_named_as_its_url_says(url, where):
 
     exc = openai.APIConnectionError(request=httpx2.Request("POST", url))
     assert describe(exc).startswith(where + ": cannot connect")
+
+
+# --- one index rule for every verb ----------------------------------------------------------------
+
+def test_search_without_index_writes_nothing_in_the_current_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["search", "--catalog", str(SKILLS / "math.yaml"), "calculate", "an", "expression"]) == 0
+    assert "calculate" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("verb", ["index", "reload"])
+def test_verbs_that_persist_an_index_need_to_be_told_where(tmp_path, capsys, verb):
+    folder = _folder(tmp_path, broken=False)
+    assert main([verb, "--catalog", str(folder)]) == 2
+    assert "--index DIR" in capsys.readouterr().err
+
+
+def test_an_index_of_another_catalog_is_refused_not_clobbered(tmp_path, capsys):
+    pytest.importorskip("mcp")
+    index = tmp_path / "ix"
+    mine = _folder(tmp_path, broken=False)
+    other = tmp_path / "other.yaml"
+    other.write_text((SKILLS / "text.yaml").read_text())
+    assert main(["index", "--catalog", str(mine), "--index", str(index)]) == 0
+    manifest = (index / "manifest.json").read_text()
+    capsys.readouterr()
+    from toolsearch.cli.serve import build_gateway
+
+    attempts = [["search", "--catalog", str(other), "--index", str(index), "count", "words"],
+                ["index", "--catalog", str(other), "--index", str(index)],
+                ["reload", "--catalog", str(tmp_path), "--index", str(index)],
+                ["run", "--offline", "--catalog", str(other), "--index", str(index), "count words"]]
+    for argv in attempts:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "holds the index of another catalog" in err[0], argv
+        assert f"delete {index}" in err[0]
+    with pytest.raises(Exception, match="another catalog"):
+        build_gateway(build_parser().parse_args(["serve", "--catalog", str(other), "--index", str(index)]))
+    assert (index / "manifest.json").read_text() == manifest  # untouched
+    # Its own catalog, changed, is still updated in place.
+    (mine / "text.yaml").write_text((SKILLS / "text.yaml").read_text())
+    assert main(["index", "--catalog", str(mine), "--index", str(index)]) == 0
+    assert capsys.readouterr().out.startswith("updated")
+
+
+def test_an_index_made_by_the_library_is_recognized_through_its_snapshot(tmp_path, capsys):
+    from toolsearch import Searcher
+
+    index = tmp_path / "ix"
+    Searcher.from_path(SKILLS / "math.yaml", index).close()
+    assert main(["search", "--catalog", str(SKILLS / "text.yaml"), "--index", str(index), "words"]) == 2
+    assert "another catalog" in capsys.readouterr().err
+    assert main(["search", "--catalog", str(SKILLS / "math.yaml"), "--index", str(index), "calculate"]) == 0

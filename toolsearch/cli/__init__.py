@@ -34,11 +34,28 @@ COMMANDS: dict[str, str] = {
 }
 
 
+EPILOG = """\
+The search index: written only where --index DIR says (reused, and updated when the catalog
+changes; a folder holding another catalog's index is refused, never overwritten). Without
+--index every verb builds it in memory and writes nothing; index and reload need --index.
+
+Exit codes:
+  0  done (validate: no problem found; call: the tool succeeded; run: the model answered)
+  1  done, with a negative outcome: validate found problems, call's tool ran and failed or
+     timed out, run stopped at --max-steps, reload --strict found problems
+  2  could not do what was asked: bad arguments or input, a missing or empty catalog, a port
+     in use, an unreachable model API; always one line on stderr (TOOLSEARCH_DEBUG=1 adds
+     the traceback)
+  130  interrupted (Ctrl-C)
+"""
+
+
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The parser of every verb, or of `verb` alone when it is one: each verb module imports what it
     needs at its top, and `toolsearch search` must not pay for the interceptor or the runtime."""
     parser = argparse.ArgumentParser(
-        prog="toolsearch", description="Search and serve thousands of tools to an LLM."
+        prog="toolsearch", description="Search and serve thousands of tools to an LLM.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"toolsearch {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

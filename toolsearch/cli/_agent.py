@@ -19,6 +19,7 @@ from ..catalog.bundled import default_catalog_path
 from ..interceptor.loadout import tool_tokens
 from ..interceptor.report import Report
 from ._catalog import require_tools
+from ._index import INDEX_HELP, check_index_folder, record_catalog
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -40,8 +41,7 @@ SYSTEM_PROMPT = (
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", type=Path, help="skills folder, skill file or tools.jsonl "
                         "(default: ./skills, else the bundled skills)")
-    parser.add_argument("--index", type=Path, help="persist the search index in this folder "
-                        "(default: build it in memory)")
+    parser.add_argument("--index", type=Path, metavar="DIR", help=INDEX_HELP)
     parser.add_argument("--model", default=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
                         help="model name for a real endpoint (default: $OPENAI_MODEL or gpt-4o-mini)")
     parser.add_argument("--offline", action="store_true",
@@ -63,8 +63,12 @@ def build_runtime(args: argparse.Namespace, workspace: Path) -> tuple[Any, Any]:
     catalog = Path(args.catalog) if args.catalog else default_catalog_path()
     if not catalog.exists():
         raise ConfigError(f"--catalog {catalog}: no such file or folder")
+    if args.index is not None:
+        check_index_folder(args.index, catalog)
     searcher = Searcher.from_path(catalog, args.index)
     require_tools(catalog, len(searcher.catalog), searcher.problems)
+    if args.index is not None:
+        record_catalog(args.index, catalog)
     for problem in searcher.problems:
         print(f"warning: skipped: {problem}", file=sys.stderr)
     context = ToolContext(workspace=workspace, allow_shell=args.allow_shell,

@@ -31,11 +31,10 @@ from ..catalog.loader import load_registry
 from ..runtime.reload import ReloadReport, SkillReloader
 from ..catalog.model import Skill
 from ._catalog import quiet_reload_log, require_tools
+from ._index import check_index_folder, record_catalog, require_index
 from .index_cmd import summary
 
 __all__ = ["add_parser", "run"]
-
-DEFAULT_INDEX = "indexes/default"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -46,8 +45,9 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--catalog", default=None,
                         help="skills folder (default: ./skills if present, else the bundled skills)")
-    parser.add_argument("--index", default=DEFAULT_INDEX, metavar="DIR",
-                        help=f"index folder (default: {DEFAULT_INDEX})")
+    parser.add_argument("--index", default=None, metavar="DIR",
+                        help="the index folder to keep up to date (required; refused if it holds "
+                             "another catalog's index)")
     parser.add_argument("--watch", action="store_true", help="keep watching the folder until Ctrl-C")
     parser.add_argument("--debounce", type=float, default=0.2, metavar="SECONDS",
                         help="quiet time before a change is applied when watching (default: 0.2)")
@@ -98,6 +98,8 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     folder = Path(args.catalog) if args.catalog else default_catalog_path()
     if not folder.is_dir():
         raise ConfigError(f"--catalog {args.catalog}: not a folder; reload watches a skills folder")
+    require_index("reload", args.index)
+    check_index_folder(args.index, folder)
     registry, loaded = load_registry(folder)
     kept = _keep_last_good(Path(args.index), registry, loaded.problems)
     for problem in loaded.problems:
@@ -105,6 +107,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         print(f"toolsearch reload: warning: {problem}{note}", file=sys.stderr)
     require_tools(folder, len(registry.catalog), loaded.problems, shown=True)
     searcher = Searcher(registry, args.index)
+    record_catalog(args.index, folder)
     _save_last_good(Path(args.index), registry.catalog)
     print(summary(searcher.last_build))
     if not args.watch:

@@ -1,6 +1,7 @@
 """`toolsearch search [--catalog PATH] [--index DIR] [-k N] [--json] QUERY`: ranked hits.
 
-Opens (building or updating when needed) the persisted index of a catalog and prints one line per hit:
+Searches the catalog (its index built in memory, or kept in `--index DIR`: see `_index` for the rule
+every verb follows) and prints one line per hit:
 rank, name, score, skill, matched fields and the first line of the description; `--json` prints one JSON
 object per hit instead. Also home of the catalog/index options the `index` and `rank` verbs share.
 """
@@ -15,20 +16,16 @@ from typing import Any
 from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ._catalog import require_tools
+from ._index import INDEX_HELP, check_index_folder, record_catalog
 
 __all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "normalize_rerank",
            "open_searcher", "run", "why_no_match"]
-
-DEFAULT_INDEX = "indexes/default"
-
 
 def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     parser.add_argument("--catalog", default=None, required=required,
                         metavar="PATH", help="skills folder, skill file or tools.jsonl"
                         + ("" if required else " (default: ./skills, else the bundled skills)"))
-    parser.add_argument("--index", default=None if required else DEFAULT_INDEX, required=required,
-                        metavar="DIR", help="index folder"
-                        + ("" if required else f" (default: {DEFAULT_INDEX})"))
+    parser.add_argument("--index", default=None, required=required, metavar="DIR", help=INDEX_HELP)
 
 
 RERANK_MODES = ("rerank", "hybrid")
@@ -58,11 +55,15 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     from ..index.searcher import Searcher
 
     args.catalog = args.catalog or default_catalog_path()
+    if args.index is not None:
+        check_index_folder(args.index, args.catalog)
     rerank = getattr(args, "rerank", None) or "off"
     # Embedding a large catalog the first time takes a minute: always show that progress.
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
                                   config=SearchConfig(rerank=rerank))
     require_tools(args.catalog, len(searcher.catalog), searcher.problems)
+    if args.index is not None:
+        record_catalog(args.index, args.catalog)
     if searcher.problems:
         print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
               f"{args.catalog}; those skills are left out (details: toolsearch validate "

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._errors import ConfigError, MissingDependencyError
 from ..catalog.bundled import default_catalog_path
+from ._index import INDEX_HELP, check_index_folder, record_catalog
 
 __all__ = ["add_parser", "build_gateway", "run"]
 
@@ -28,8 +29,7 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__.split("\n\n")[0])
     parser.add_argument("--catalog", default=None, metavar="PATH",
                         help="skills folder, skill file or tools.jsonl (default: ./skills, else the bundled skills)")
-    parser.add_argument("--index", default=None, metavar="DIR",
-                        help="persist the search index in this folder (default: build it in memory)")
+    parser.add_argument("--index", default=None, metavar="DIR", help=INDEX_HELP)
     parser.add_argument("--mode", choices=("search", "dynamic"), default="search",
                         help="search: tools/list = search_tools + call_tool (every client); dynamic: found "
                              "tools join the session's tools/list (clients that re-list on list_changed)")
@@ -90,7 +90,11 @@ def build_gateway(args: argparse.Namespace) -> Any:
         from ..mcp.skills import prestart
 
         prestart(catalog)  # every upstream MCP server starts at once, not one per skill file
+    if args.index is not None:
+        check_index_folder(args.index, catalog)
     searcher = Searcher.from_path(catalog, args.index)
+    if args.index is not None:
+        record_catalog(args.index, catalog)
     for problem in searcher.problems:
         print(f"toolsearch serve: warning: {problem}", file=sys.stderr)
     profiles: Any = None

@@ -154,3 +154,46 @@ def test_an_index_made_by_the_library_is_recognized_through_its_snapshot(tmp_pat
     assert main(["search", "--catalog", str(SKILLS / "text.yaml"), "--index", str(index), "words"]) == 2
     assert "another catalog" in capsys.readouterr().err
     assert main(["search", "--catalog", str(SKILLS / "math.yaml"), "--index", str(index), "calculate"]) == 0
+
+
+# --- the first --rerank says what it is waiting for ------------------------------------------------
+
+def test_the_first_use_of_the_embedding_model_shows_progress_and_a_prepared_one_says_nothing(
+        tmp_path, monkeypatch, capsys):
+    pytest.importorskip("onnx")  # exporting needs it (the embed extra)
+    from toolsearch.cli.search import hide_embedding_progress, show_embedding_progress
+    from toolsearch.embed import embedder, onnx_export
+
+    exports: list[str] = []
+    monkeypatch.setattr(embedder, "onnx_runtime_available", lambda: True)
+    monkeypatch.setattr(onnx_export, "export_model", lambda model, folder, **kw: exports.append(model) or "new")
+    monkeypatch.setattr(embedder.OnnxModel, "open", staticmethod(lambda *a, **kw: None))
+    show_embedding_progress("search")
+    capsys.readouterr()
+    assert embedder._open_or_export("models/m", "m", tmp_path, lambda: "torch model", precision="int8") == "new"
+    lines = capsys.readouterr().err.splitlines()
+    assert exports == ["torch model"] and len(lines) == 2
+    assert lines[0].startswith("toolsearch search: preparing the embedding model models/m")
+    assert lines[1].startswith("toolsearch search: embedding model ready in")
+    monkeypatch.setattr(embedder.OnnxModel, "open", staticmethod(lambda *a, **kw: "prepared"))
+    assert embedder._open_or_export("models/m", "m", tmp_path, lambda: "torch model", precision="int8") == "prepared"
+    assert capsys.readouterr().err == "" and len(exports) == 1
+    hide_embedding_progress()
+    assert embedder._open_or_export("models/m", "m", tmp_path, lambda: "torch model", precision="int8") == "prepared"
+
+
+def test_search_rerank_prints_the_embedding_code_s_progress(monkeypatch, capsys):
+    import logging as logging_
+
+    from toolsearch import ConfigError
+    from toolsearch.index.searcher import Searcher
+
+    def opening(*args, **kwargs):
+        logging_.getLogger("toolsearch.embed.embedder").info("exporting, please wait")
+        raise ConfigError("stopped here")
+
+    monkeypatch.setattr(Searcher, "from_path", staticmethod(opening))
+    assert main(["search", "--catalog", str(SKILLS / "math.yaml"), "--rerank", "calculate"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["toolsearch search: exporting, please wait",
+                                                    "toolsearch search: error: stopped here"]
+    assert not logging_.getLogger("toolsearch.embed").handlers  # main() took its handler away

@@ -66,7 +66,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from ._failures import quiet_broken_pipe, report
-    from .search import normalize_rerank
+    from .search import hide_embedding_progress, normalize_rerank
 
     words = normalize_rerank(sys.argv[1:] if argv is None else list(argv))
     args = build_parser(next((w for w in words if not w.startswith("-")), None)).parse_args(words)
@@ -81,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return quiet_broken_pipe()
     except Exception as exc:  # noqa: BLE001 - one line (see _failures), never a traceback
         return report(args.command, exc)
+    finally:
+        hide_embedding_progress()
 
 
 if __name__ == "__main__":

@@ -169,6 +169,7 @@ def test_the_first_use_of_the_embedding_model_shows_progress_and_a_prepared_one_
     monkeypatch.setattr(onnx_export, "export_model", lambda model, folder, **kw: exports.append(model) or "new")
     monkeypatch.setattr(embedder.OnnxModel, "open", staticmethod(lambda *a, **kw: None))
     show_embedding_progress("search")
+    monkeypatch.setattr(logging.root, "handlers", [logging.StreamHandler()])  # as basicConfig leaves it
     capsys.readouterr()
     assert embedder._open_or_export("models/m", "m", tmp_path, lambda: "torch model", precision="int8") == "new"
     lines = capsys.readouterr().err.splitlines()

@@ -95,6 +95,9 @@ def show_embedding_progress(command: str) -> None:
     hide_embedding_progress()
     logger = logging.getLogger("toolsearch.embed")
     logger.addHandler(_StderrLines(command))
+    # Not to the root logger too: a library imported for the export may configure it (logging's
+    # basicConfig), which printed each line a second time as "INFO:toolsearch.embed...".
+    logger.propagate = False
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)
 
@@ -105,6 +108,7 @@ def hide_embedding_progress() -> None:
     logger = logging.getLogger("toolsearch.embed")
     for handler in [h for h in logger.handlers if isinstance(h, _StderrLines)]:
         logger.removeHandler(handler)
+        logger.propagate = True
         if logger.level == logging.INFO:
             logger.setLevel(logging.NOTSET)
 

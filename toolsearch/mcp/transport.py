@@ -24,7 +24,22 @@ log = logging.getLogger(__name__)
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one client over this process's stdin/stdout until it disconnects."""
+    """Serve one client over this process's stdin/stdout until it disconnects. A client that hangs
+    up while a call is running is a normal end too: the answer has nowhere to go (a broken pipe)."""
+    try:
+        await _serve_stdio(gateway)
+    except BaseExceptionGroup as group:
+        rest = group.split(_HANGUPS)[1]
+        if rest is not None:
+            raise rest from None
+    except _HANGUPS:
+        pass
+
+
+_HANGUPS = (BrokenPipeError, ConnectionResetError)
+
+
+async def _serve_stdio(gateway: Gateway) -> None:
     from mcp.server.stdio import stdio_server
 
     server = gateway.server

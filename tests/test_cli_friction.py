@@ -236,3 +236,21 @@ def test_bench_all_skips_a_suite_whose_parts_are_missing_with_one_line(tmp_path,
     assert main(["bench", "mcp", "--quick", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip() == ("toolsearch bench: error: the mcp benchmark needs "
                                                "no-such-module-32: pip install -e '.[bench]'")
+
+
+# --- echoed input is cut ------------------------------------------------------------------------------
+
+def test_echo_cuts_long_text_and_quotes_short_text():
+    from toolsearch._echo import echo
+
+    assert echo("weather") == "'weather'"
+    assert echo("x" * 81) == repr("x" * 80) + "..."
+    assert len(echo("y" * 3_000_000)) == 85
+
+
+def test_a_huge_bad_argument_is_not_echoed_back_whole(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", "-k", "z" * 100_000, "weather"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "expected a positive integer, got 'zzz" in err and len(err) < 1000

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from .._echo import echo
 from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ..interceptor.loadout import tool_tokens
@@ -93,12 +94,12 @@ def short(text: str, limit: int = 90) -> str:
 def print_round_details(report: Report, out: TextIO | None = None) -> None:
     out = out or sys.stdout  # looked up per call: a default bound at import time may be a closed stream
     for search in report.prefetch:
-        print(f"  prefetch {search.query!r} -> {', '.join(search.hits) or 'nothing'}", file=out)
+        print(f"  prefetch {echo(search.query)} -> {', '.join(search.hits) or 'nothing'}", file=out)
     for r in report.rounds:
         print(f"  round {r.index}: {len(r.tools_sent)} catalog tools sent "
               f"({r.tool_tokens} schema tokens)", file=out)
         for s in r.searches:
-            print(f"    search {s.query!r} -> {', '.join(s.hits) or 'no match'}", file=out)
+            print(f"    search {echo(s.query)} -> {', '.join(s.hits) or 'no match'}", file=out)
         if r.loaded:
             print(f"    loaded: {', '.join(r.loaded)}", file=out)
         if r.evicted:

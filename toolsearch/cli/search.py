@@ -14,6 +14,7 @@ import logging
 import sys
 from typing import Any
 
+from .._echo import echo
 from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ._catalog import require_tools
@@ -117,9 +118,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {echo(text)}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {echo(text)}")
     return value
 
 

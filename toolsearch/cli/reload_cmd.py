@@ -42,6 +42,8 @@ def add_parser(subparsers: Any) -> None:
         "reload", help="update the index from a skills folder (once, or --watch)",
         description="Update the persisted index to match a skills folder, rewriting only changed skills; "
                     "with --watch keep doing it as files change.",
+        epilog="exit codes: 0 done; 1 with --strict when the folder has problems; 2 no --index, a missing "
+               "folder, nothing loads, or an index of another catalog (one line on stderr)",
     )
     parser.add_argument("--catalog", default=None,
                         help="skills folder (default: ./skills if present, else the bundled skills)")

@@ -33,7 +33,9 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "validate",
         help="check skill files and report every problem",
-        description="Check a skills folder, a skill file or a tools.jsonl catalog; exit 1 on any problem.",
+        description="Check a skills folder, a skill file or a tools.jsonl catalog and report every problem.",
+        epilog="exit codes: 0 no problem found; 1 problems found (each printed once, on stdout); 2 PATH "
+               "does not exist or nothing in it loads (one line on stderr)",
     )
     parser.add_argument(
         "path",

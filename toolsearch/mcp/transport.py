@@ -79,24 +79,26 @@ async def serve_http(gateway: Gateway, host: str, port: int, *, path: str = "/mc
     listener = listener or listen_socket(host, port)
     config = uvicorn.Config(http_app(gateway, host=host, path=path), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
+    failed = ConfigError(f"the HTTP server at {host}:{port} could not start (see the message above)")
+    started = False
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve, [listener])
-            while not server.started:
-                if server.should_exit:  # startup failed (uvicorn logged why): do not wait forever
-                    break
+            while not server.started and not server.should_exit:  # should_exit: startup failed
                 await anyio.sleep(0.02)
-            if ready is not None and server.started:
+            started = server.started
+            if ready is not None and started:
                 ready(listener.getsockname()[1])
-    except BaseExceptionGroup as group:
-        exits = [e for e in group.exceptions if isinstance(e, SystemExit)]
-        if len(exits) != len(group.exceptions):
+    except BaseExceptionGroup as group:  # uvicorn ends a failed startup with sys.exit(3)
+        if group.split(SystemExit)[1] is not None:
             raise
-        raise ConfigError(f"the HTTP server at {host}:{port} could not start (see the message above)") from None
+        raise failed from None
     except SystemExit:
-        raise ConfigError(f"the HTTP server at {host}:{port} could not start (see the message above)") from None
+        raise failed from None
     finally:
         listener.close()
+    if not started:
+        raise failed
 
 
 def listen_socket(host: str, port: int) -> socket.socket:

@@ -254,3 +254,14 @@ def test_a_huge_bad_argument_is_not_echoed_back_whole(capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "expected a positive integer, got 'zzz" in err and len(err) < 1000
+
+
+# --- every failure is one line and exit 2, argparse's too ---------------------------------------------
+
+@pytest.mark.parametrize("argv", [["search"], ["frob"], ["serve", "--mode", "eager"], ["call"]])
+def test_a_usage_error_is_one_line_and_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and ": error: " in err[0] and err[0].endswith("--help)")

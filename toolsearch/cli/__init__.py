@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .._errors import ToolSearchError
 from .._version import __version__
@@ -50,10 +51,18 @@ Exit codes:
 """
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with where to read the usage), like every other
+    failure of the command line; still exit code 2. Subparsers are made of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The parser of every verb, or of `verb` alone when it is one: each verb module imports what it
     needs at its top, and `toolsearch search` must not pay for the interceptor or the runtime."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="toolsearch", description="Search and serve thousands of tools to an LLM.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -161,7 +161,7 @@ def test_an_index_made_by_the_library_is_recognized_through_its_snapshot(tmp_pat
 def test_the_first_use_of_the_embedding_model_shows_progress_and_a_prepared_one_says_nothing(
         tmp_path, monkeypatch, capsys):
     pytest.importorskip("onnx")  # exporting needs it (the embed extra)
-    from toolsearch.cli.search import hide_embedding_progress, show_embedding_progress
+    from toolsearch.cli._progress import hide_embedding_progress, show_embedding_progress
     from toolsearch.embed import embedder, onnx_export
 
     exports: list[str] = []

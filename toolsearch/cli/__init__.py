@@ -75,7 +75,8 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from ._failures import quiet_broken_pipe, report
-    from .search import hide_embedding_progress, normalize_rerank
+    from ._progress import hide_embedding_progress
+    from .search import normalize_rerank
 
     words = normalize_rerank(sys.argv[1:] if argv is None else list(argv))
     args = build_parser(next((w for w in words if not w.startswith("-")), None)).parse_args(words)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from typing import Any
 
@@ -19,9 +18,11 @@ from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ._catalog import require_tools
 from ._index import INDEX_HELP, check_index_folder, record_catalog
+from ._progress import show_embedding_progress
 
-__all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "hide_embedding_progress",
-           "normalize_rerank", "open_searcher", "run", "show_embedding_progress", "why_no_match"]
+__all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "normalize_rerank",
+           "open_searcher", "run", "why_no_match"]
+
 
 def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     parser.add_argument("--catalog", default=None, required=required,
@@ -73,45 +74,6 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
               f"{args.catalog}; those skills are left out (details: toolsearch validate "
               f"{args.catalog})", file=sys.stderr)
     return searcher
-
-
-class _StderrLines(logging.Handler):
-    """Log records as `toolsearch VERB: message` lines on the current stderr."""
-
-    def __init__(self, command: str):
-        super().__init__(logging.INFO)
-        self.command = command
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            print(f"toolsearch {self.command}: {record.getMessage()}", file=sys.stderr, flush=True)
-        except Exception:  # noqa: BLE001 - progress must never break a search
-            self.handleError(record)
-
-
-def show_embedding_progress(command: str) -> None:
-    """Print what the embedding code says it is doing (the first use of a model on a machine exports
-    it to ONNX, a minute of silence otherwise) on stderr. It says nothing when there is nothing slow
-    to do."""
-    hide_embedding_progress()
-    logger = logging.getLogger("toolsearch.embed")
-    logger.addHandler(_StderrLines(command))
-    # Not to the root logger too: a library imported for the export may configure it (logging's
-    # basicConfig), which printed each line a second time as "INFO:toolsearch.embed...".
-    logger.propagate = False
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
-
-
-def hide_embedding_progress() -> None:
-    """Undo `show_embedding_progress` (`main` does, when a verb ends: a library user's process keeps
-    its own logging)."""
-    logger = logging.getLogger("toolsearch.embed")
-    for handler in [h for h in logger.handlers if isinstance(h, _StderrLines)]:
-        logger.removeHandler(handler)
-        logger.propagate = True
-        if logger.level == logging.INFO:
-            logger.setLevel(logging.NOTSET)
 
 
 def positive_int(text: str) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._errors import ConfigError, MissingDependencyError
 from ..catalog.bundled import default_catalog_path
+from ._catalog import quiet_reload_log
 from ._index import INDEX_HELP, check_index_folder, record_catalog
 
 __all__ = ["add_parser", "build_gateway", "run"]
@@ -108,11 +109,11 @@ def build_gateway(args: argparse.Namespace) -> Any:
         profiles = found.choose(None) if len(found.profiles) == 1 and found.header is None else found
     executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
+    reloader = None
     if args.watch:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
         from ..runtime.reload import SkillReloader
-        from ._catalog import quiet_reload_log
 
         quiet_reload_log()  # each problem once: in the report line below
         reloader = SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
@@ -125,7 +126,7 @@ def build_gateway(args: argparse.Namespace) -> Any:
 
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
         gateway.session_store = session_store
-    gateway.reloader = reloader if args.watch else None  # for whoever must stop it (tests)
+    gateway.reloader = reloader  # for whoever must stop it (tests)
     return gateway
 
 

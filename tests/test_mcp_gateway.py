@@ -274,7 +274,8 @@ def test_http_dynamic_mode_advertises_list_changed_and_the_version(http_gateway:
     from toolsearch import __version__
 
     async def check() -> None:
-        async with Client(streamable_http_client(http_gateway)) as client:
+        http = httpx2.AsyncClient(headers={"X-Toolsearch-Profile": "clock"}, timeout=60)
+        async with Client(streamable_http_client(http_gateway, http_client=http)) as client:
             assert client.server_capabilities.tools is not None
             assert client.server_capabilities.tools.list_changed is True
             assert client.server_info is not None and client.server_info.version == __version__

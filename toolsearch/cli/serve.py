@@ -87,12 +87,12 @@ def build_gateway(args: argparse.Namespace) -> Any:
     auth = load_auth(args.auth) if http and args.auth else None
     session_store = open_session_store(args.session_store) if http else None
     set_workspace(workspace)  # what ${workspace} means in mcp: blocks (e.g. mcp-server-git --repository)
+    if args.index is not None:  # before any upstream server starts
+        check_index_folder(args.index, catalog)
     if catalog.exists():
         from ..mcp.skills import prestart
 
         prestart(catalog)  # every upstream MCP server starts at once, not one per skill file
-    if args.index is not None:
-        check_index_folder(args.index, catalog)
     searcher = Searcher.from_path(catalog, args.index)
     if args.index is not None:
         record_catalog(args.index, catalog)

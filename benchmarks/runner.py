@@ -2,13 +2,18 @@
 `toolsearch bench`.
 
 A run writes `<suite>.json` for each suite it ran, then re-renders `results.md` and the plots from every
-suite JSON present in the folder, so running one suite keeps the others' latest figures.
+suite JSON present in the folder, so running one suite keeps the others' latest figures. A suite whose
+parts are not installed (`NEEDS`; all of them come with the `bench` extra) is skipped in `all` with one
+line saying what to install; asked for by name, it is an error saying the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -18,7 +23,7 @@ from typing import Any
 
 from . import report, targets
 
-__all__ = ["RESULTS_DIR", "SUITES", "main", "render", "run"]
+__all__ = ["NEEDS", "RESULTS_DIR", "SUITES", "main", "missing_parts", "render", "run"]
 
 SUITES: tuple[str, ...] = ("tokens", "quality", "latency", "mcp")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -26,6 +31,31 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 QUICK_DIR = Path(tempfile.gettempdir()) / "toolsearch-bench-quick"
 TITLES = {"tokens": "Token savings", "quality": "Retrieval quality", "latency": "Latency and scale",
           "mcp": "MCP gateway tokens"}
+# What each suite needs beyond the core install, all of it in the `bench` extra: Python modules, and
+# the upstream MCP servers the mcp suite starts (commands on PATH or next to this Python).
+NEEDS: dict[str, tuple[str, ...]] = {
+    "tokens": (),
+    "quality": ("rank_bm25", "bm25s", "pydantic_ai", "fastmcp"),
+    "latency": ("rank_bm25", "bm25s"),
+    "mcp": ("mcp", "command:mcp-server-time", "command:mcp-server-git"),
+}
+INSTALL_HINT = "pip install -e '.[bench]'"
+
+
+def missing_parts(suite: str) -> list[str]:
+    """The modules and commands `suite` needs that are not installed (their distribution names)."""
+    missing = []
+    for need in NEEDS.get(suite, ()):
+        kind, _, name = need.rpartition(":")
+        if kind == "command":
+            from toolsearch.mcp.upstream import resolve_command
+
+            found = os.path.exists(resolve_command(name)) or shutil.which(name) is not None
+        else:
+            found = importlib.util.find_spec(name) is not None
+        if not found:
+            missing.append(name.replace("_", "-") if kind != "command" else name)
+    return missing
 
 
 def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: bool = True,
@@ -40,6 +70,10 @@ def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: b
     out.mkdir(parents=True, exist_ok=True)
     done = {}
     for name in SUITES if suite == "all" else (suite,):
+        missing = missing_parts(name)
+        if missing:  # one line, and the other suites still run
+            print(f"{name}: skipped: needs {', '.join(missing)} ({INSTALL_HINT})", file=sys.stderr)
+            continue
         start = time.perf_counter()
         options = {"engines": engines} if engines else {}
         result = importlib.import_module(f".{name}", __package__).run(quick=quick, progress=progress, **options)
@@ -56,6 +90,9 @@ def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: b
 def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
     """results.md (and PNGs) from every suite JSON in `out`."""
     results = report.read_results(out, SUITES)
+    if plots and results and importlib.util.find_spec("matplotlib") is None:
+        print(f"plots: skipped: needs matplotlib ({INSTALL_HINT})", file=sys.stderr)
+        plots = False
     parts = ["# toolsearch benchmark results", "",
              "Reproduce: `python -m benchmarks all` (or `toolsearch bench all`) from a checkout; "
              "`--quick` for a smoke run.", ""]
@@ -96,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     out = args.out or (QUICK_DIR if args.quick else RESULTS_DIR)
+    if args.suite != "all" and missing_parts(args.suite):
+        parser.error(f"the {args.suite} benchmark needs {', '.join(missing_parts(args.suite))}: {INSTALL_HINT}")
     try:
         run(args.suite, quick=args.quick, out=out, plots=not args.no_plots, engines=args.engines)
     except ValueError as exc:

@@ -264,3 +264,62 @@ def test_a_skill_can_name_an_mcp_server_by_url(local_gateway: Gateway, tmp_path:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+# --- issue 32: what an HTTP session is told, echoed input, a port in use ----------------------------
+
+def test_http_dynamic_mode_advertises_list_changed_and_the_version(http_gateway: str) -> None:
+    """stdio passed the gateway's options to the SDK, HTTP did not: listChanged was false there, and
+    serverInfo.version was empty everywhere."""
+    from toolsearch import __version__
+
+    async def check() -> None:
+        http = httpx2.AsyncClient(headers={"X-Toolsearch-Profile": "clock"}, timeout=60)
+        async with Client(streamable_http_client(http_gateway, http_client=http)) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
+            assert client.server_info is not None and client.server_info.version == __version__
+
+    anyio.run(check)
+
+
+def test_a_huge_tool_name_is_not_echoed_back_whole(local_gateway: Gateway) -> None:
+    import uvicorn
+
+    name = "x" * 50_000
+
+    async def serve_and_call() -> None:
+        config = uvicorn.Config(http_app(local_gateway), host="127.0.0.1", port=0, log_level="warning")
+        server = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve)
+            while not server.started:
+                await anyio.sleep(0.02)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            try:
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    for tool, args in ((name, {}), ("call_tool", {"name": name, "arguments": {}})):
+                        result = await client.call_tool(tool, args)
+                        text = _text(result)
+                        assert result.is_error and "Unknown tool 'xxxx" in text and "'..." in text
+                        assert len(text) < 300, len(text)
+            finally:
+                server.should_exit = True
+
+    anyio.run(serve_and_call)
+
+
+def test_serve_http_on_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "toolsearch", "serve", "--catalog", str(ROOT / "skills"),
+                               "--http", f"127.0.0.1:{port}"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"toolsearch serve: error: --http 127.0.0.1:{port}: cannot listen: Address already in use; "
+        "choose another port, or stop the program listening on it"]

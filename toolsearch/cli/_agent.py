@@ -14,11 +14,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from .._echo import echo
 from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ..interceptor.loadout import tool_tokens
 from ..interceptor.report import Report
 from ._catalog import require_tools
+from ._index import INDEX_HELP, check_index_folder, record_catalog
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -40,8 +42,7 @@ SYSTEM_PROMPT = (
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", type=Path, help="skills folder, skill file or tools.jsonl "
                         "(default: ./skills, else the bundled skills)")
-    parser.add_argument("--index", type=Path, help="persist the search index in this folder "
-                        "(default: build it in memory)")
+    parser.add_argument("--index", type=Path, metavar="DIR", help=INDEX_HELP)
     parser.add_argument("--model", default=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
                         help="model name for a real endpoint (default: $OPENAI_MODEL or gpt-4o-mini)")
     parser.add_argument("--offline", action="store_true",
@@ -63,8 +64,12 @@ def build_runtime(args: argparse.Namespace, workspace: Path) -> tuple[Any, Any]:
     catalog = Path(args.catalog) if args.catalog else default_catalog_path()
     if not catalog.exists():
         raise ConfigError(f"--catalog {catalog}: no such file or folder")
+    if args.index is not None:
+        check_index_folder(args.index, catalog)
     searcher = Searcher.from_path(catalog, args.index)
     require_tools(catalog, len(searcher.catalog), searcher.problems)
+    if args.index is not None:
+        record_catalog(args.index, catalog)
     for problem in searcher.problems:
         print(f"warning: skipped: {problem}", file=sys.stderr)
     context = ToolContext(workspace=workspace, allow_shell=args.allow_shell,
@@ -89,12 +94,12 @@ def short(text: str, limit: int = 90) -> str:
 def print_round_details(report: Report, out: TextIO | None = None) -> None:
     out = out or sys.stdout  # looked up per call: a default bound at import time may be a closed stream
     for search in report.prefetch:
-        print(f"  prefetch {search.query!r} -> {', '.join(search.hits) or 'nothing'}", file=out)
+        print(f"  prefetch {echo(search.query)} -> {', '.join(search.hits) or 'nothing'}", file=out)
     for r in report.rounds:
         print(f"  round {r.index}: {len(r.tools_sent)} catalog tools sent "
               f"({r.tool_tokens} schema tokens)", file=out)
         for s in r.searches:
-            print(f"    search {s.query!r} -> {', '.join(s.hits) or 'no match'}", file=out)
+            print(f"    search {echo(s.query)} -> {', '.join(s.hits) or 'no match'}", file=out)
         if r.loaded:
             print(f"    loaded: {', '.join(r.loaded)}", file=out)
         if r.evicted:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from typing import Any
 
 __all__ = ["describe", "quiet_broken_pipe", "report"]
 
@@ -44,12 +45,18 @@ def _message_of(exc: BaseException) -> str:
     return message if isinstance(message, str) else str(exc)
 
 
+def _origin(url: Any) -> str:
+    """scheme://host[:port] of a request's URL; the port only when the URL names one."""
+    host = url.host if ":" not in (url.host or "") else f"[{url.host}]"
+    return f"{url.scheme}://{host}" + (f":{url.port}" if url.port is not None else "")
+
+
 def describe(exc: BaseException) -> str:
     """The one-line message for an exception."""
     kind = _api_kind(exc)
     if kind == "connection":
         request = getattr(exc, "request", None)
-        where = f" at {request.url.scheme}://{request.url.host}:{request.url.port or ''}" if request else ""
+        where = f" at {_origin(request.url)}" if request is not None else ""
         cause = exc.__cause__ or exc.__context__
         why = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
         timed_out = "timed out" if "Timeout" in type(exc).__name__ else "cannot connect"

@@ -34,6 +34,9 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "call", help="run one tool and print its result",
         description="Run one tool with JSON arguments, as a model's tool call would, and print its result.",
+        epilog="exit codes: 0 the tool succeeded (its text on stdout); 1 the tool ran and failed or timed "
+               "out (its error on stderr); 2 bad input: unknown tool, bad JSON, arguments that do not fit "
+               "its schema, a missing catalog (one line on stderr)",
     )
     parser.add_argument("tool", metavar="TOOL", help="the tool's name")
     parser.add_argument("--args", default="{}", metavar="JSON",

@@ -1,4 +1,4 @@
-"""`toolsearch index [--catalog PATH] [--index DIR]`: build or update a persisted index.
+"""`toolsearch index [--catalog PATH] --index DIR`: build or update a persisted index.
 
 Prints what happened: `built N tools`, `updated N skills (...)`, or `up to date`. A progress bar is
 shown on large catalogs. Opening checks the manifest, so running it twice does no work the second time.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._index import require_index
 from .search import add_catalog_options, add_rerank_option, open_searcher
 
 __all__ = ["add_parser", "run", "summary"]
@@ -38,6 +39,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_index("index", args.index)
     searcher = open_searcher(args, progress=True)
     print(summary(searcher.last_build))
     sync = getattr(searcher.reranker, "last_sync", None)

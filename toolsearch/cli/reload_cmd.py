@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import threading
@@ -31,12 +30,11 @@ from ..catalog.bundled import default_catalog_path
 from ..catalog.loader import load_registry
 from ..runtime.reload import ReloadReport, SkillReloader
 from ..catalog.model import Skill
-from ._catalog import require_tools
+from ._catalog import quiet_reload_log, require_tools
+from ._index import check_index_folder, record_catalog, require_index
 from .index_cmd import summary
 
 __all__ = ["add_parser", "run"]
-
-DEFAULT_INDEX = "indexes/default"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -44,11 +42,14 @@ def add_parser(subparsers: Any) -> None:
         "reload", help="update the index from a skills folder (once, or --watch)",
         description="Update the persisted index to match a skills folder, rewriting only changed skills; "
                     "with --watch keep doing it as files change.",
+        epilog="exit codes: 0 done; 1 with --strict when the folder has problems; 2 no --index, a missing "
+               "folder, nothing loads, or an index of another catalog (one line on stderr)",
     )
     parser.add_argument("--catalog", default=None,
                         help="skills folder (default: ./skills if present, else the bundled skills)")
-    parser.add_argument("--index", default=DEFAULT_INDEX, metavar="DIR",
-                        help=f"index folder (default: {DEFAULT_INDEX})")
+    parser.add_argument("--index", default=None, metavar="DIR",
+                        help="the index folder to keep up to date (required; refused if it holds "
+                             "another catalog's index)")
     parser.add_argument("--watch", action="store_true", help="keep watching the folder until Ctrl-C")
     parser.add_argument("--debounce", type=float, default=0.2, metavar="SECONDS",
                         help="quiet time before a change is applied when watching (default: 0.2)")
@@ -99,13 +100,16 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     folder = Path(args.catalog) if args.catalog else default_catalog_path()
     if not folder.is_dir():
         raise ConfigError(f"--catalog {args.catalog}: not a folder; reload watches a skills folder")
+    require_index("reload", args.index)
+    check_index_folder(args.index, folder)
     registry, loaded = load_registry(folder)
     kept = _keep_last_good(Path(args.index), registry, loaded.problems)
     for problem in loaded.problems:
         note = " (its last good version stays indexed)" if str(Path(problem.file).resolve()) in kept else ""
         print(f"toolsearch reload: warning: {problem}{note}", file=sys.stderr)
-    require_tools(folder, len(registry.catalog), loaded.problems)
+    require_tools(folder, len(registry.catalog), loaded.problems, shown=True)
     searcher = Searcher(registry, args.index)
+    record_catalog(args.index, folder)
     _save_last_good(Path(args.index), registry.catalog)
     print(summary(searcher.last_build))
     if not args.watch:
@@ -119,8 +123,7 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
             print(f"{changes} -> index {summary(searcher.last_build)}", flush=True)
             _save_last_good(Path(args.index), registry.catalog)
 
-    # This verb prints the reloader's reports itself; keep its log records from being printed twice.
-    logging.getLogger("toolsearch.runtime.reload").addHandler(logging.NullHandler())
+    quiet_reload_log()  # this verb prints the reloader's reports itself
     stop = stop or threading.Event()
     reloader = SkillReloader(folder, registry, debounce=args.debounce, on_change=report)
     try:

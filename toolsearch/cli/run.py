@@ -26,6 +26,8 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "run", help="run one task with the agent loop over the skills catalog",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
+        epilog="exit codes: 0 the model answered; 1 stopped at --max-steps; 2 bad input or an unreachable "
+               "model API (one line on stderr)",
     )
     parser.add_argument("task", help="what the agent should do")
     add_common_arguments(parser)

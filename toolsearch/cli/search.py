@@ -1,6 +1,7 @@
 """`toolsearch search [--catalog PATH] [--index DIR] [-k N] [--json] QUERY`: ranked hits.
 
-Opens (building or updating when needed) the persisted index of a catalog and prints one line per hit:
+Searches the catalog (its index built in memory, or kept in `--index DIR`: see `_index` for the rule
+every verb follows) and prints one line per hit:
 rank, name, score, skill, matched fields and the first line of the description; `--json` prints one JSON
 object per hit instead. Also home of the catalog/index options the `index` and `rank` verbs share.
 """
@@ -12,23 +13,22 @@ import json
 import sys
 from typing import Any
 
+from .._echo import echo
 from .._errors import ConfigError
 from ..catalog.bundled import default_catalog_path
 from ._catalog import require_tools
+from ._index import INDEX_HELP, check_index_folder, record_catalog
+from ._progress import show_embedding_progress
 
 __all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "normalize_rerank",
            "open_searcher", "run", "why_no_match"]
-
-DEFAULT_INDEX = "indexes/default"
 
 
 def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     parser.add_argument("--catalog", default=None, required=required,
                         metavar="PATH", help="skills folder, skill file or tools.jsonl"
                         + ("" if required else " (default: ./skills, else the bundled skills)"))
-    parser.add_argument("--index", default=None if required else DEFAULT_INDEX, required=required,
-                        metavar="DIR", help="index folder"
-                        + ("" if required else f" (default: {DEFAULT_INDEX})"))
+    parser.add_argument("--index", default=None, required=required, metavar="DIR", help=INDEX_HELP)
 
 
 RERANK_MODES = ("rerank", "hybrid")
@@ -58,11 +58,17 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     from ..index.searcher import Searcher
 
     args.catalog = args.catalog or default_catalog_path()
+    if args.index is not None:
+        check_index_folder(args.index, args.catalog)
     rerank = getattr(args, "rerank", None) or "off"
+    if rerank != "off":
+        show_embedding_progress(args.command)
     # Embedding a large catalog the first time takes a minute: always show that progress.
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
                                   config=SearchConfig(rerank=rerank))
     require_tools(args.catalog, len(searcher.catalog), searcher.problems)
+    if args.index is not None:
+        record_catalog(args.index, args.catalog)
     if searcher.problems:
         print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
               f"{args.catalog}; those skills are left out (details: toolsearch validate "
@@ -74,9 +80,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {echo(text)}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {echo(text)}")
     return value
 
 
@@ -85,7 +91,9 @@ def add_parser(subparsers: Any) -> None:
                                    description=__doc__.split("\n\n")[0])
     add_catalog_options(parser)
     parser.add_argument("-k", type=positive_int, default=5, help="number of hits (default: 5)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    parser.add_argument("--json", action="store_true",
+                        help='one JSON object per hit; no good match: one object {"hits": [], '
+                             '"no_good_match": REASON}')
     add_rerank_option(parser)
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what the tool should do")
     parser.set_defaults(run=run)
@@ -106,8 +114,12 @@ def run(args: argparse.Namespace) -> int:
             line = line if len(line) <= 100 else line[:99] + "…"
             print(f"{rank:>2}. {hit.name}  {hit.score:.3f}  [{hit.skill}] "
                   f"({', '.join(hit.matched)})  {line}")
-    if not hits and not args.json:
-        print(f"no good match: {why_no_match(searcher, query, args.k)}", file=sys.stderr)
+    if not hits:
+        reason = why_no_match(searcher, query, args.k)
+        if args.json:  # a script reading stdout must tell "no match" from "printed nothing at all"
+            print(json.dumps({"hits": [], "no_good_match": reason}))
+        else:
+            print(f"no good match: {reason}", file=sys.stderr)
     return 0
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 from .._errors import ConfigError, MissingDependencyError
 from ..catalog.bundled import default_catalog_path
+from ._catalog import quiet_reload_log
+from ._index import INDEX_HELP, check_index_folder, record_catalog
 
 __all__ = ["add_parser", "build_gateway", "run"]
 
@@ -28,8 +30,7 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__.split("\n\n")[0])
     parser.add_argument("--catalog", default=None, metavar="PATH",
                         help="skills folder, skill file or tools.jsonl (default: ./skills, else the bundled skills)")
-    parser.add_argument("--index", default=None, metavar="DIR",
-                        help="persist the search index in this folder (default: build it in memory)")
+    parser.add_argument("--index", default=None, metavar="DIR", help=INDEX_HELP)
     parser.add_argument("--mode", choices=("search", "dynamic"), default="search",
                         help="search: tools/list = search_tools + call_tool (every client); dynamic: found "
                              "tools join the session's tools/list (clients that re-list on list_changed)")
@@ -86,11 +87,15 @@ def build_gateway(args: argparse.Namespace) -> Any:
     auth = load_auth(args.auth) if http and args.auth else None
     session_store = open_session_store(args.session_store) if http else None
     set_workspace(workspace)  # what ${workspace} means in mcp: blocks (e.g. mcp-server-git --repository)
+    if args.index is not None:  # before any upstream server starts
+        check_index_folder(args.index, catalog)
     if catalog.exists():
         from ..mcp.skills import prestart
 
         prestart(catalog)  # every upstream MCP server starts at once, not one per skill file
     searcher = Searcher.from_path(catalog, args.index)
+    if args.index is not None:
+        record_catalog(args.index, catalog)
     for problem in searcher.problems:
         print(f"toolsearch serve: warning: {problem}", file=sys.stderr)
     profiles: Any = None
@@ -104,13 +109,16 @@ def build_gateway(args: argparse.Namespace) -> Any:
         profiles = found.choose(None) if len(found.profiles) == 1 and found.header is None else found
     executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
+    reloader = None
     if args.watch:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
         from ..runtime.reload import SkillReloader
 
-        SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
-            f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
+        quiet_reload_log()  # each problem once: in the report line below
+        reloader = SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
+            f"toolsearch serve: reload: {report}", file=sys.stderr, flush=True))
+        reloader.start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
     gateway = Gateway(searcher, executor, options=options, profiles=profiles)
     if http:
@@ -118,6 +126,7 @@ def build_gateway(args: argparse.Namespace) -> Any:
 
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
         gateway.session_store = session_store
+    gateway.reloader = reloader  # for whoever must stop it (tests)
     return gateway
 
 
@@ -132,13 +141,20 @@ def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from ..mcp.transport import parse_host_port, serve_http, serve_stdio
+    from ..mcp.transport import listen_socket, parse_host_port, serve_http, serve_stdio
 
     address = parse_host_port(args.http) if args.http else None
     if address is None and (args.auth or args.trust_profile_header or args.session_store):
         raise ConfigError("--auth, --trust-profile-header and --session-store apply to --http (fix: add "
                           "--http HOST:PORT; over stdio the client that started the gateway is trusted)")
-    gateway = build_gateway(args)
+    # A port in use is found before the catalog loads and upstream servers start: one line, exit 2.
+    listener = listen_socket(*address) if address is not None else None
+    try:
+        gateway = build_gateway(args)
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
     tools = len(gateway.searcher.catalog)
     if address is None:
         print(f"toolsearch serve: {tools} tools, {args.mode} mode, on stdio", file=sys.stderr)
@@ -147,8 +163,9 @@ def run(args: argparse.Namespace) -> int:
     host, port = address
 
     def ready(bound: int) -> None:
-        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on http://{host}:{bound}/mcp",
+        shown = f"[{host}]" if ":" in host else host
+        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on http://{shown}:{bound}/mcp",
               file=sys.stderr, flush=True)
 
-    anyio.run(lambda: serve_http(gateway, host, port, ready=ready))
+    anyio.run(lambda: serve_http(gateway, host, port, ready=ready, listener=listener))
     return 0

@@ -33,7 +33,9 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "validate",
         help="check skill files and report every problem",
-        description="Check a skills folder, a skill file or a tools.jsonl catalog; exit 1 on any problem.",
+        description="Check a skills folder, a skill file or a tools.jsonl catalog and report every problem.",
+        epilog="exit codes: 0 no problem found; 1 problems found (each printed once, on stdout); 2 PATH "
+               "does not exist or nothing in it loads (one line on stderr)",
     )
     parser.add_argument(
         "path",
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     problems = list(result.problems) + ([] if args.no_import else handler_problems(result.skills))
     for problem in problems:
         print(problem)
-    require_tools(path, result.tool_count, problems)
+    require_tools(path, result.tool_count, problems, shown=True)
     if not args.quiet:
         disabled = sorted(name for name, reason in result.skipped.items() if reason == "disabled")
         for name in disabled:

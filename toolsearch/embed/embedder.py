@@ -24,6 +24,7 @@ import importlib.util
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -337,9 +338,16 @@ def _open_or_export(source: str, model_id: str, root: Path, load: Any, *, precis
         return None
     from .onnx_export import export_model
 
+    # The first use on a machine takes a minute or so (torch, trace, quantize, check): say so, since a
+    # command line otherwise sits silent (toolsearch's CLI prints this logger's INFO lines on stderr).
+    started = time.perf_counter()
+    log.info("preparing the embedding model %s for fast queries (an ONNX export, %s; once per machine, "
+             "about a minute)...", source, precision)
     # Not deleted here unless damaged: another process may have just put its export there. An export
     # this process cannot use is replaced by renames once its own is ready (onnx_export._place).
-    return export_model(load(), folder, model_id=model_id, precision=precision)
+    exported = export_model(load(), folder, model_id=model_id, precision=precision)
+    log.info("embedding model ready in %.0f s", time.perf_counter() - started)
+    return exported
 
 
 def _failed_marker(source: str, root: Path) -> Path:

@@ -49,7 +49,7 @@ from ..catalog.gcpause import without_gc
 from ..catalog.registry import META_TOOL_NAME, Catalog
 from .strings import StringTable, find_sorted, pack
 
-__all__ = ["FILE", "SnapshotCatalog", "read", "source_state", "write"]
+__all__ = ["FILE", "SnapshotCatalog", "read", "recorded_source", "source_state", "write"]
 
 FILE = "catalog.snapshot"
 MAGIC = b"toolsearch catalog snapshot 1\n"
@@ -222,6 +222,20 @@ def read(index_dir: str | Path, path: str | Path, *, meta_tool_name: str = META_
         return _decode(data, path, meta_tool_name)
     except (KeyError, TypeError, IndexError, EOFError, ValueError):
         return None  # damaged or from another format: load the source instead (and rewrite it)
+
+
+def recorded_source(index_dir: str | Path) -> str | None:
+    """The resolved path of the source the snapshot in `index_dir` was made from, or None."""
+    try:
+        with open(Path(index_dir) / FILE, "rb") as fh:
+            start = fh.read(len(MAGIC) + 4)
+            if len(start) < len(MAGIC) + 4 or start[:len(MAGIC)] != MAGIC:
+                return None
+            size = int.from_bytes(start[len(MAGIC):], "little")
+            path = json.loads(fh.read(min(size, 1 << 26)))["source"]["path"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return path if isinstance(path, str) else None
 
 
 def _decode(data: Any, path: str | Path, meta_tool_name: str

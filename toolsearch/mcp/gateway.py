@@ -30,13 +30,16 @@ the `initialize` handshake. Search mode needs no session and serves both eras.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._echo import echo
 from .._errors import ConfigError
 from .._text import wire_data, wire_text
+from .._version import __version__
 from ..catalog.model import Tool
 from ..catalog.registry import Catalog
 from ..interceptor.loadout import Loadout
@@ -104,6 +107,7 @@ class Gateway:
         self._server: Any = None
         self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
         self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
+        self.reloader: Any = None  # a SkillReloader following the catalog (`toolsearch serve --watch`)
         self._schemas = {SEARCH_TOOL: self._search_schema(), CALL_TOOL: _CALL_SCHEMA}
 
     # --- the MCP server ------------------------------------------------------------------------
@@ -112,10 +116,13 @@ class Gateway:
     def server(self) -> Any:
         """The low-level `mcp` Server (built on first use)."""
         if self._server is None:
-            from mcp.server.lowlevel import Server
+            from mcp.server.lowlevel.server import NotificationOptions
 
-            self._server = Server(self.options.name, instructions=self._instructions(),
-                                  on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool)
+            notifications = NotificationOptions(tools_changed=self.options.mode == "dynamic")
+            self._server = _server_class()(
+                self.options.name, version=__version__, instructions=self._instructions(),
+                on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool)
+            self._server.notification_options = notifications
             # The session's state (its profile) is made from `initialize`, not a later request.
             self._server.middleware.append(bind_at_initialize(self._state))
             if self.options.mode == "dynamic":
@@ -123,10 +130,8 @@ class Gateway:
         return self._server
 
     def initialization_options(self) -> Any:
-        from mcp.server.lowlevel.server import NotificationOptions
-
-        return self.server.create_initialization_options(
-            NotificationOptions(tools_changed=self.options.mode == "dynamic"))
+        """What `initialize` answers (server name and version, capabilities, instructions)."""
+        return self.server.create_initialization_options()
 
     def _instructions(self) -> str:
         if self.options.mode == "dynamic":
@@ -226,7 +231,8 @@ class Gateway:
         try:
             text, is_error, structured, changed = await self.call(state, params.name, params.arguments or {})
         except Exception as exc:  # noqa: BLE001 - a bug must cost one call, never the session
-            text, is_error, structured, changed = f"Internal error in {params.name!r}: {exc}", True, None, False
+            text, is_error, structured, changed = (f"Internal error in {echo(params.name)}: "
+                                                   f"{str(exc)[:300]}", True, None, False)
         if changed:
             await _notify_list_changed(ctx)
         return _result(text, is_error, structured)
@@ -298,7 +304,7 @@ class Gateway:
         tool = catalog.get(name)
         if tool is None or not self._permits(state, tool):
             # Refused exactly like an unknown name: another tenant's tool must not show it exists.
-            return (f"Unknown tool {name!r}. Use {SEARCH_TOOL} to find a tool by what it does."), True, None
+            return (f"Unknown tool {echo(name)}. Use {SEARCH_TOOL} to find a tool by what it does."), True, None
         state.calls += 1
         result = await self.executor.arun(name, dict(arguments))
         if self.options.mode == "dynamic":
@@ -350,6 +356,25 @@ async def _notify_list_changed(ctx: Any) -> None:
     # On the call's own response stream (request-scoped): over HTTP it arrives with the search
     # answer, before the client's next tools/list, with no standalone stream needed.
     await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
+
+
+@functools.cache
+def _server_class() -> type:
+    """The SDK's low-level Server, answering `initialize` with the gateway's notification options on
+    every transport. The SDK's HTTP session manager (and `serve_loop` without `init_options`) calls
+    `create_initialization_options()` with no arguments, which would advertise `listChanged: false`
+    in dynamic mode over HTTP while stdio, given the options, says true."""
+    from mcp.server.lowlevel import Server
+
+    class GatewayServer(Server):  # type: ignore[misc, type-arg]
+        notification_options: Any = None
+
+        def create_initialization_options(self, notification_options: Any = None, *args: Any,
+                                          **kwargs: Any) -> Any:
+            return super().create_initialization_options(
+                notification_options or self.notification_options, *args, **kwargs)
+
+    return GatewayServer
 
 
 def _discover_params() -> Any:

@@ -9,19 +9,37 @@ answer decides which one a client ends up in.
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 from typing import Any
 
+from .._echo import echo
 from .._errors import ConfigError
 from .gateway import Gateway
 
-__all__ = ["parse_host_port", "serve_http", "serve_stdio"]
+__all__ = ["listen_socket", "parse_host_port", "serve_http", "serve_stdio"]
 
 log = logging.getLogger(__name__)
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one client over this process's stdin/stdout until it disconnects."""
+    """Serve one client over this process's stdin/stdout until it disconnects. A client that hangs
+    up while a call is running is a normal end too: the answer has nowhere to go (a broken pipe)."""
+    try:
+        await _serve_stdio(gateway)
+    except BaseExceptionGroup as group:
+        rest = group.split(_HANGUPS)[1]
+        if rest is not None:
+            raise rest from None
+    except _HANGUPS:
+        pass
+
+
+_HANGUPS = (BrokenPipeError, ConnectionResetError)
+
+
+async def _serve_stdio(gateway: Gateway) -> None:
     from mcp.server.stdio import stdio_server
 
     server = gateway.server
@@ -50,31 +68,66 @@ def http_app(gateway: Gateway, *, host: str = "127.0.0.1", path: str = "/mcp") -
 
 
 async def serve_http(gateway: Gateway, host: str, port: int, *, path: str = "/mcp",
-                     ready: Any = None) -> None:
+                     ready: Any = None, listener: socket.socket | None = None) -> None:
     """Serve streamable HTTP at http://HOST:PORT/mcp until cancelled. `ready(port)` is called once
-    the socket listens (port 0 picks a free port)."""
+    the socket listens (port 0 picks a free port). A port in use or a host that cannot be bound is a
+    `ConfigError` raised before anything is served (uvicorn would log it and exit the process);
+    `listener`: a socket from `listen_socket` already bound to HOST:PORT (closed when serving ends)."""
+    import anyio
     import uvicorn
 
-    config = uvicorn.Config(http_app(gateway, host=host, path=path), host=host, port=port,
-                            log_level="warning", lifespan="on")
+    listener = listener or listen_socket(host, port)
+    config = uvicorn.Config(http_app(gateway, host=host, path=path), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    if ready is None:
-        await server.serve()
-        return
-    import anyio
+    failed = ConfigError(f"the HTTP server at {host}:{port} could not start (see the message above)")
+    started = False
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [listener])
+            while not server.started and not server.should_exit:  # should_exit: startup failed
+                await anyio.sleep(0.02)
+            started = server.started
+            if ready is not None and started:
+                ready(listener.getsockname()[1])
+    except BaseExceptionGroup as group:  # uvicorn ends a failed startup with sys.exit(3)
+        if group.split(SystemExit)[1] is not None:
+            raise
+        raise failed from None
+    except SystemExit:
+        raise failed from None
+    finally:
+        listener.close()
+    if not started:
+        raise failed
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        while not server.started:
-            await anyio.sleep(0.02)
-        sockets = [s for srv in getattr(server, "servers", []) for s in srv.sockets]
-        ready(sockets[0].getsockname()[1] if sockets else port)
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on HOST:PORT, or a one-line `ConfigError` saying why there is none."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigError(f"--http {host}:{port}: cannot resolve the host {host!r} ({exc}); give an IP "
+                          "address such as 127.0.0.1") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts rebind at once
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        why = exc.strerror or str(exc)
+        fix = ("choose another port, or stop the program listening on it" if exc.errno == errno.EADDRINUSE
+               else "choose an address of this machine and a port you may open (>= 1024 without root)")
+        raise ConfigError(f"--http {host}:{port}: cannot listen: {why}; {fix}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def parse_host_port(text: str) -> tuple[str, int]:
     """`HOST:PORT` (or `:PORT`, or `[::1]:PORT`) from --http."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+        raise ConfigError(f"--http {echo(text)}: expected HOST:PORT, e.g. 127.0.0.1:8765")
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port)

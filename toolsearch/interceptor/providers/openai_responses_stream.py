@@ -66,6 +66,8 @@ class _Shared:
         if getattr(item, "type", None) != "function_call" or getattr(item, "name", "") == a.meta_name:
             return False
         name = item.name
+        if a.o.execute:  # the agent loop runs catalog calls itself: only the caller's own are theirs
+            return name in a.caller_tools
         return name in a.caller_tools or name in set(self.session.loaded) or name in a.pinned_names()
 
     def _flush(self, upstream: int) -> list[Any]:

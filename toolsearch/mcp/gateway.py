@@ -41,7 +41,8 @@ from .._errors import ConfigError
 from .._text import wire_data, wire_text
 from ..catalog.model import Tool
 from ..catalog.registry import Catalog
-from ..events import CallEvent, EventStream, EvictEvent, LoadEvent, SearchEvent
+from ..events import EventStream, EvictEvent, LoadEvent, SearchEvent
+from ..runtime.call_events import call_event
 from ..interceptor.loadout import Loadout
 from ..profiles import Profile, ProfileSet
 from .caching import list_cache_hint
@@ -334,14 +335,8 @@ class Gateway:
         state.calls += 1
         result = await self.executor.arun(name, dict(arguments))
         if self.events.active:
-            payloads = self.events.include_payloads
-            self.events.emit(CallEvent(
-                source="gateway", session=state.id, tool=name, outcome=result.error_kind or (
-                    "failed" if result.is_error else "ok"),
-                duration=result.duration, attempts=result.attempts,
-                return_direct=tool.return_direct and not result.is_error,
-                arguments=json.dumps(dict(arguments), ensure_ascii=False, default=str) if payloads else None,
-                result=result.text if payloads else None))
+            self.events.emit(call_event(result, name, arguments, include_payloads=self.events.include_payloads,
+                                        source="gateway", session=state.id, return_direct=tool.return_direct))
         if self.options.mode == "dynamic":
             state.loadout.touch([name])
         structured = result.data if isinstance(result.data, (dict, list)) else None

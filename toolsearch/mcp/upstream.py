@@ -56,6 +56,7 @@ class Upstream:
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self.starts = 0
         self.notify: Any = None  # set by the pool: notify(label, action, detail) -> upstream events
+        self._crash_reported = 0  # the start whose crash was reported
 
     def describe(self) -> str:
         if self.spec.url:
@@ -95,6 +96,12 @@ class Upstream:
         if self.notify is not None:
             self.notify(self.label, action, detail)
 
+    def _crashed(self, detail: str) -> None:
+        """One `crash` event per session: the holder task and the failing call may both see it."""
+        if self._crash_reported != self.starts:
+            self._crash_reported = self.starts
+            self._notify("crash", detail)
+
     async def _hold(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """Own the client session for its whole life: entered and left in this one task."""
         from mcp import Client
@@ -111,7 +118,7 @@ class Upstream:
                 raise
             log.info("%s: session ended: %s", self.describe(), _reason(exc))
             if ready.done() and not stop.is_set():  # it was running and nobody stopped it
-                self._notify("crash", _reason(exc))
+                self._crashed(_reason(exc))
 
     def _transport(self) -> Any:
         if self.spec.url:
@@ -182,12 +189,12 @@ class Upstream:
             if exc.code not in _BROKEN:
                 raise  # the server answered with a protocol error: the session is fine
             await self._drop()
-            self._notify("crash", f"during the call to {name!r}: {_reason(exc)}")
+            self._crashed(f"during the call to {name!r}: {_reason(exc)}")
             raise UpstreamUnavailable(f"{self.describe()} failed during the call to {name!r} "
                                       f"({_reason(exc)}); it is restarted on the next call") from None
         except Exception as exc:
             await self._drop()
-            self._notify("crash", f"during the call to {name!r}: {_reason(exc)}")
+            self._crashed(f"during the call to {name!r}: {_reason(exc)}")
             raise UpstreamUnavailable(f"{self.describe()} failed during the call to {name!r} "
                                       f"({_reason(exc)}); it is restarted on the next call") from None
 
@@ -214,6 +221,10 @@ class UpstreamPool:
         with self._lock:
             if stream not in self._listeners:
                 self._listeners = (*self._listeners, stream)
+
+    def unlisten(self, stream: Any) -> None:
+        with self._lock:
+            self._listeners = tuple(s for s in self._listeners if s is not stream)
 
     def _notify(self, label: str, action: str, detail: str) -> None:
         from ..events import UpstreamEvent

@@ -59,6 +59,9 @@ def add_parser(subparsers: Any) -> None:
                              "other people's clients)")
     parser.add_argument("--allow-any-handler", action="store_true",
                         help="let skill files name any importable handler (trusted skill folders only)")
+    parser.add_argument("--log-events", action="store_true",
+                        help="log every search, load, eviction, call, reload and upstream restart to stderr "
+                             "(one line each, without tool arguments or results)")
     parser.set_defaults(run=run)
 
 
@@ -104,21 +107,37 @@ def build_gateway(args: argparse.Namespace) -> Any:
         profiles = found.choose(None) if len(found.profiles) == 1 and found.header is None else found
     executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
+    events = _event_log() if getattr(args, "log_events", False) else None
     if args.watch:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
         from ..runtime.reload import SkillReloader
 
         SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
-            f"toolsearch serve: reload: {report}", file=sys.stderr)).start()  # a daemon thread
+            f"toolsearch serve: reload: {report}", file=sys.stderr), on_event=events).start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
-    gateway = Gateway(searcher, executor, options=options, profiles=profiles)
+    gateway = Gateway(searcher, executor, options=options, profiles=profiles, on_event=events)
     if http:
         from ..mcp.identity import identity_for
 
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
         gateway.session_store = session_store
     return gateway
+
+
+def _event_log() -> Any:
+    """The stream of `--log-events`: the `toolsearch.events` logger, to stderr (stdout is the protocol's)."""
+    import logging
+
+    from ..events import EventStream, LogEvents
+
+    logger = logging.getLogger("toolsearch.events")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolsearch serve: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    return EventStream([LogEvents(logger)])
 
 
 def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:

@@ -250,3 +250,21 @@ def test_log_events_writes_structured_records(caplog):
     assert record.toolsearch_event == "call"
     assert record.toolsearch["tool"] == "get_weather" and record.toolsearch["session"] == "s1"
     assert "get_weather ok" in record.getMessage()
+
+
+def test_responses_and_anthropic_clients_publish_too(searcher):
+    anthropic = pytest.importorskip("anthropic")  # noqa: F841
+    from toolsearch.testing.anthropic_model import message, text, tool_search
+    from toolsearch.testing.anthropic_server import AnthropicServer
+
+    got: list = []
+    with FakeModelServer(ScriptedModel([reply(None, search("weather in a city")), reply("sunny")])) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, on_event=got.append)
+        list(wrapped.responses.create(model="gpt-4.1", input="weather?", stream=True))
+        wrapped.options.events.flush(10)
+    with AnthropicServer(ScriptedModel([message(tool_search("weather in a city")), message(text("sunny"))])) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, on_event=got.append)
+        wrapped.messages.create(model="claude", max_tokens=64, messages=[{"role": "user", "content": "weather?"}])
+        wrapped.options.events.flush(10)
+    assert [(e.kind, e.hits[0] if e.kind == "search" else e.tools[0]) for e in got] == [
+        ("search", "get_weather"), ("load", "get_weather")] * 2

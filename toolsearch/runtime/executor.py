@@ -56,8 +56,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..events import EventStream
-from .call_events import call_event
 from .._errors import (
     ConfigError,
     ModelBehaviorError,
@@ -69,6 +67,8 @@ from .._errors import (
 )
 from ..catalog.model import Skill
 from ..catalog.registry import Catalog, Registry
+from ..events import EventStream
+from .call_events import call_event
 from .context import ToolContext
 from .handlers import Binding, HandlerSet, Lease
 from .isolation import DEFAULT_MEMORY_LIMIT, IsolatedError, shared_pool
@@ -140,6 +140,8 @@ class Executor:
     `max_abandoned_per_tool` / `max_abandoned` bound the timed-out threads left running (see `workers`);
     `memory_limit` is the address-space bound, in bytes, of the worker processes of `isolation: process`
     tools (None: unbounded).
+    `on_event`: a callable (or list, or `toolsearch.events.EventStream`) receiving a `call` event per
+    call, after it (docs/events.md); arguments and results are in it only with `include_payloads=True`.
     """
 
     def __init__(

@@ -268,3 +268,17 @@ def test_responses_and_anthropic_clients_publish_too(searcher):
         wrapped.options.events.flush(10)
     assert [(e.kind, e.hits[0] if e.kind == "search" else e.tools[0]) for e in got] == [
         ("search", "get_weather"), ("load", "get_weather")] * 2
+
+
+def test_search_events_name_the_profile_and_close_stops_the_thread(searcher):
+    from toolsearch.profiles import Profile
+
+    got, stream = _collect()
+    with FakeModelServer(ScriptedModel([reply(None, search("translate a text")), reply("none")])) as server:
+        wrapped = toolsearch.wrap(server.client(), searcher, on_event=stream,
+                                  profile=Profile(name="weather-only", skills=frozenset({"weather"})))
+        wrapped.chat.completions.create(model="m", messages=[{"role": "user", "content": "translate"}])
+    stream.close()
+    [searched] = got
+    assert searched.profile == "weather-only" and searched.hits == () and searched.no_match == "no_good_match"
+    assert stream._thread is None

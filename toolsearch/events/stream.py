@@ -112,6 +112,14 @@ class EventStream:
                 self._queue.all_tasks_done.wait(remaining)
         return True
 
+    def close(self, timeout: float = 5.0) -> None:
+        """Deliver what is queued, then stop the delivery thread (a later event starts it again)."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(_STOP)
+            thread.join(timeout)
+
     # --- delivery ---------------------------------------------------------------------------------
 
     def _start(self) -> None:

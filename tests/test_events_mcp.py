@@ -47,3 +47,23 @@ def test_gateway_and_upstream_events(flaky: Path) -> None:
     calls = [(e.tool, e.outcome, e.source) for e in got if isinstance(e, CallEvent)]
     assert calls == [("crash", "failed", "gateway"), ("echo", "ok", "gateway")]
     assert all(e.arguments is None for e in got if isinstance(e, CallEvent))
+
+
+def test_gateway_reload_eviction_event() -> None:
+    from toolsearch.catalog.decorator import skill_from_functions, tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return city
+
+    got: list = []
+    with Searcher([skill_from_functions("weather", [get_weather])]) as searcher, Executor(searcher.registry) as ex:
+        gateway = Gateway(searcher, ex, options=GatewayOptions(mode="dynamic"), on_event=got.append)
+        state = gateway._state(None)
+        asyncio.run(gateway.call(state, "search_tools", {"query": "weather in a city"}))
+        searcher.registry.remove("weather")
+        gateway.visible_tools(state)
+        gateway.events.flush(10)
+    assert [(e.kind, getattr(e, "reason", None)) for e in got] == [("search", None), ("load", None),
+                                                                    ("evict", "reload")]

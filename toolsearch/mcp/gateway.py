@@ -42,9 +42,9 @@ from .._text import wire_data, wire_text
 from ..catalog.model import Tool
 from ..catalog.registry import Catalog
 from ..events import EventStream, EvictEvent, LoadEvent, SearchEvent
-from ..runtime.call_events import call_event
 from ..interceptor.loadout import Loadout
 from ..profiles import Profile, ProfileSet
+from ..runtime.call_events import call_event
 from .caching import list_cache_hint
 from .identity import bind_at_initialize, profile_of_request
 
@@ -182,8 +182,10 @@ class Gateway:
     def _catalog(self, state: _SessionState) -> Catalog:
         catalog = self.searcher.catalog
         if state.catalog is not catalog:  # hot reload: changed tools refreshed, removed ones dropped
-            state.loadout.refresh(catalog.tools)
+            gone = state.loadout.refresh(catalog.tools)
             state.catalog = catalog
+            if gone and self.events.active:
+                self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(gone), reason="reload"))
         return catalog
 
     @staticmethod

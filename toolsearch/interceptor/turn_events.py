@@ -26,7 +26,7 @@ def publish_turn(session: Any, recorder: Recorder) -> None:
 
 def turn_events(session: Any, rec: Recorder, *, include_payloads: bool = False) -> list[Any]:
     """The turn's events in order: evictions before the first request (reload, turn edge), prefetch
-    searches, then per round its searches, loads, in-turn evictions and executed calls; a
+    searches, then per round its searches, in-turn evictions, loads and executed calls; a
     `round_limit` last if the model searched past the cap."""
     sid = session.id
     profile = session.profile if session.profile is not None else session.options.profile
@@ -46,9 +46,9 @@ def turn_events(session: Any, rec: Recorder, *, include_payloads: bool = False) 
     last = len(rec.rounds)
     for number, r in enumerate(rec.rounds, start=1):
         events += [search(s) for s in r["searches"]]
+        events += evictions(number)  # the in-turn shed makes room for the loads that follow it
         if r["loaded"]:
             events.append(LoadEvent(source="interceptor", session=sid, tools=tuple(r["loaded"])))
-        events += evictions(number)
         for call in r["calls"]:
             if call.outcome != "executed":
                 continue

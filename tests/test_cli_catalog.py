@@ -54,7 +54,7 @@ def test_validate_reports_every_problem_one_per_line(skills, capsys):
     assert out[0] == (
         f"{skills / 'bad.yaml'}:4: tools[0].timout: unknown field 'timout' (fix: did you mean "
         "'timeout'? allowed fields: name, description, handler, timeout, retry, input_schema, "
-        "tags, examples, pinned, isolation)"
+        "tags, examples, pinned, isolation, return_direct)"
     )
     assert out[1].startswith(f"{skills / 'bad.yaml'}:6: tools[1].timeout: expected a duration")
     assert out[2].startswith(f"{skills / 'broken.json'}:1: malformed JSON")

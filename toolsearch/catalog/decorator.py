@@ -72,6 +72,7 @@ class ToolFunction(Generic[P, R]):
         tags: Iterable[str] = (),
         examples: Iterable[str] = (),
         pinned: bool = False,
+        return_direct: bool = False,
     ) -> None:
         if not callable(func) or isinstance(func, ToolFunction):
             raise ConfigError(f"@tool needs a plain function, got {func!r}")
@@ -110,6 +111,7 @@ class ToolFunction(Generic[P, R]):
                     "tags": tuple(tags),
                     "examples": tuple(examples),
                     "pinned": pinned,
+                    "return_direct": return_direct,
                 }
             )
         except ValidationError as exc:
@@ -177,6 +179,7 @@ def tool(
     tags: Iterable[str] = (),
     examples: Iterable[str] = (),
     pinned: bool = False,
+    return_direct: bool = False,
 ) -> Callable[[Callable[P, R]], ToolFunction[P, R]]: ...
 
 

@@ -109,6 +109,9 @@ class Tool(_Model):
     # Where the handler runs: "thread" (in this process) or "process" (a worker process killed at the
     # timeout, with a memory bound; for pure-CPU work on the model's input). See runtime/isolation.py.
     isolation: Literal["thread", "process"] = "thread"
+    # The result is the answer: in the agent loop a round whose calls all go to such tools ends there,
+    # and the caller gets the result as the assistant's reply (seed 002's returnDirect).
+    return_direct: bool = False
     skill: str = ""  # filled in by the owning Skill
 
     @field_validator("name")

@@ -109,6 +109,8 @@ def print_round_details(report: Report, out: TextIO | None = None) -> None:
                 continue
             result = f" -> {'ERROR ' if c.is_error else ''}{short(c.result)}" if c.result else ""
             print(f"    {c.outcome} {c.name}({short(c.arguments, 60)}){result}", file=out)
+    if report.returned_direct:  # return_direct tools: their results are the answer, no model call followed
+        print(f"  answered directly by {', '.join(report.returned_direct)} (return_direct)", file=out)
 
 
 def all_tools_tokens(catalog: Iterable[Any]) -> int:

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ._events import event_printer
 from ._agent import SYSTEM_PROMPT, all_tools_tokens, build_runtime, print_round_details, short
 
 __all__ = ["run"]
@@ -34,9 +35,10 @@ def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_
         server, client, model, thinking = _client(args, tasks, fake_model)
         try:
             with executor:
+                printer = event_printer(args)
                 agent = wrap(client, searcher, execute=True, executor=executor, search_mode="native",
-                             max_loaded_tools=args.max_loaded_tools or 8)
-                reports = _run_tasks(agent, model, thinking, [t for t, *_ in tasks])
+                             max_loaded_tools=args.max_loaded_tools or 8, on_event=printer and printer.stream)
+                reports = _run_tasks(agent, model, thinking, [t for t, *_ in tasks], printer)
         finally:
             if server is not None:
                 server.stop()
@@ -64,7 +66,7 @@ def _client(args: argparse.Namespace, tasks: list[Any], fake_model: Any) -> tupl
     return None, client, model, None
 
 
-def _run_tasks(agent: Any, model: str, thinking: Any, tasks: list[str]) -> list[Any]:
+def _run_tasks(agent: Any, model: str, thinking: Any, tasks: list[str], printer: Any = None) -> list[Any]:
     messages: list[Any] = []
     reports = []
     extra = {"thinking": thinking} if thinking else {}
@@ -76,6 +78,8 @@ def _run_tasks(agent: Any, model: str, thinking: Any, tasks: list[str]) -> list[
                                          cache_control=cache, **extra)
         report = response.toolsearch
         print_round_details(report)
+        if printer is not None:
+            printer.print_pending()
         answer = " ".join(b.text for b in response.content if b.type == "text") or "(no answer)"
         print(f"  answer: {short(answer, 200)}")
         # hidden rounds first, then the reply: the history keeps every tool_reference

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ._events import event_printer
 from ._agent import SYSTEM_PROMPT, all_tools_tokens, build_runtime, print_round_details, short
 
 __all__ = ["run"]
@@ -35,9 +36,11 @@ def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_
         print(f"search mode: {mode}")
         try:
             with executor:
+                printer = event_printer(args)
                 agent = wrap(client, searcher, execute=True, executor=executor, search_mode=mode,
-                             namespaces=mode == "native", max_loaded_tools=args.max_loaded_tools or 8)
-                reports = _run_tasks(agent, model, [t for t, *_ in tasks])
+                             namespaces=mode == "native", max_loaded_tools=args.max_loaded_tools or 8,
+                             on_event=printer and printer.stream)
+                reports = _run_tasks(agent, model, [t for t, *_ in tasks], printer)
         finally:
             if server is not None:
                 server.stop()
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_
     return 0
 
 
-def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
+def _run_tasks(agent: Any, model: str, tasks: list[str], printer: Any = None) -> list[Any]:
     history: list[Any] = []
     reports = []
     for number, task in enumerate(tasks, 1):
@@ -58,6 +61,8 @@ def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
         response = agent.responses.create(model=model, instructions=SYSTEM_PROMPT, input=history)
         report = response.toolsearch
         print_round_details(report)
+        if printer is not None:
+            printer.print_pending()
         print(f"  answer: {short(response.output_text or '(no answer)', 200)}")
         history += [*report.messages, *response.output]
         reports.append(report)

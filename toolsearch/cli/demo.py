@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ._events import EventPrinter, event_printer
 from ._agent import (
     SYSTEM_PROMPT,
     add_common_arguments,
@@ -105,6 +106,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--search-mode", choices=("native", "function", "auto"), default=None,
                         help="with --api responses: native client tool_search (default), the function "
                              "tool, or auto (native for gpt-5.4 and later)")
+    parser.add_argument("--events", action="store_true",
+                        help="print toolsearch's events (search, load, evict, call, ...) after each task")
     parser.set_defaults(run=run, max_loaded_tools=None)
 
 
@@ -127,9 +130,10 @@ def run(args: argparse.Namespace) -> int:
         client, model, server = openai_demo_client(args, _DemoModel(tasks), "fake-model")
         try:
             with executor:
+                printer = event_printer(args)
                 agent = wrap(client, searcher, execute=True, executor=executor,
-                             max_loaded_tools=args.max_loaded_tools or 8)
-                reports = _run_tasks(agent, model, [t for t, *_ in tasks])
+                             max_loaded_tools=args.max_loaded_tools or 8, on_event=printer and printer.stream)
+                reports = _run_tasks(agent, model, [t for t, *_ in tasks], printer)
         finally:
             if server is not None:
                 server.stop()
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
+def _run_tasks(agent: Any, model: str, tasks: list[str], printer: EventPrinter | None = None) -> list[Any]:
     messages: list[Any] = [{"role": "system", "content": SYSTEM_PROMPT}]
     reports = []
     for number, task in enumerate(tasks, 1):
@@ -150,6 +154,8 @@ def _run_tasks(agent: Any, model: str, tasks: list[str]) -> list[Any]:
         response = agent.chat.completions.create(model=model, messages=messages)
         report = response.toolsearch
         print_round_details(report)
+        if printer is not None:
+            printer.print_pending()
         answer = response.choices[0].message.content or "(no answer)"
         print(f"  answer: {short(answer, 200)}")
         messages.append({"role": "assistant", "content": answer})

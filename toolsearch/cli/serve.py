@@ -60,6 +60,9 @@ def add_parser(subparsers: Any) -> None:
                              "other people's clients)")
     parser.add_argument("--allow-any-handler", action="store_true",
                         help="let skill files name any importable handler (trusted skill folders only)")
+    parser.add_argument("--log-events", action="store_true",
+                        help="log every search, load, eviction, call, reload and upstream restart to stderr "
+                             "(one line each, without tool arguments or results)")
     parser.set_defaults(run=run)
 
 
@@ -110,6 +113,7 @@ def build_gateway(args: argparse.Namespace) -> Any:
     executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
     reloader = None
+    events = _event_log() if getattr(args, "log_events", False) else None
     if args.watch:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
@@ -117,10 +121,10 @@ def build_gateway(args: argparse.Namespace) -> Any:
 
         quiet_reload_log()  # each problem once: in the report line below
         reloader = SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
-            f"toolsearch serve: reload: {report}", file=sys.stderr, flush=True))
+            f"toolsearch serve: reload: {report}", file=sys.stderr, flush=True), on_event=events)
         reloader.start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
-    gateway = Gateway(searcher, executor, options=options, profiles=profiles)
+    gateway = Gateway(searcher, executor, options=options, profiles=profiles, on_event=events)
     if http:
         from ..mcp.identity import identity_for
 
@@ -128,6 +132,21 @@ def build_gateway(args: argparse.Namespace) -> Any:
         gateway.session_store = session_store
     gateway.reloader = reloader  # for whoever must stop it (tests)
     return gateway
+
+
+def _event_log() -> Any:
+    """The stream of `--log-events`: the `toolsearch.events` logger, to stderr (stdout is the protocol's)."""
+    import logging
+
+    from ..events import EventStream, LogEvents
+
+    logger = logging.getLogger("toolsearch.events")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolsearch serve: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    return EventStream([LogEvents(logger)])
 
 
 def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:

@@ -31,12 +31,15 @@ Rules of one `create` call:
   wrap-up request with the same tools and `tool_choice="none"` (so "required" cannot loop past it).
 - Agent loop (`execute=True`): catalog calls are executed and fed back until the model answers; a call to
   one of the caller's own tools ends the loop and is returned. `Outcome.hidden` holds every internal
-  exchange so adapters can hand the caller a transcript.
+  exchange so adapters can hand the caller a transcript. A round whose calls all go to `return_direct`
+  tools and all succeed ends the loop too: `Outcome.direct` is their results, which each adapter shapes
+  as the assistant's answer (no model call follows).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
 
 from .._errors import ConfigError
@@ -83,6 +86,7 @@ class _Turn:
         evicted_by_reload = session.follow(self.catalog)
         if evicted_by_reload:
             self.rec.evicted += evicted_by_reload
+            self.rec.evictions.append((tuple(evicted_by_reload), "reload", 0))
         self.meta = meta_tool(
             self.o.meta_tool_name, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
         )
@@ -161,10 +165,24 @@ class _Turn:
                 for call, out in zip(real, outputs):
                     answers[call.id] = out
                     rec.update_round(
-                        calls=[CallRecord(call.name, call.arguments, "executed", out.text, out.is_error)]
+                        calls=[CallRecord(call.name, call.arguments, "executed", out.text, out.is_error,
+                                          out.duration, out.attempts, out.error_kind)]
                     )
             ordered = [(c.id, answers[c.id]) for c in reply.calls]
+            if real and len(real) == len(reply.calls) and self._direct(real, outputs):
+                # Every call of the round went to a return_direct tool and succeeded: the results are
+                # the answer, no model call follows (the exchange stays in the transcript).
+                transcript.append(Exchange(reply, tuple(ordered)))
+                rec.returned_direct = tuple(c.name for c in real)
+                return Outcome(frozenset(c.id for c in reply.calls), rec, tuple(transcript),
+                               direct="\n\n".join(out.text for out in outputs))
             transcript.append(Exchange(reply, tuple(self._remind(ordered))))
+
+    def _direct(self, real: list[ToolCall], outputs: list[ToolOutput]) -> bool:
+        """Whether a round's results end the loop: all its tools are `return_direct` (caller tools never
+        reach here) and none failed (a failure goes back to the model, which can try another way)."""
+        return all((t := self.catalog.get(c.name)) is not None and t.return_direct for c in real) and not any(
+            out.is_error for out in outputs)
 
     # -- before the first request --------------------------------------------------------------
     def _prepare(self) -> None:
@@ -172,6 +190,8 @@ class _Turn:
         if inp.new_user_turn or self.s.turns == 0:
             evicted = self.s.begin_turn()
             self.rec.note_change((), evicted)
+            if evicted:
+                self.rec.evictions.append((tuple(evicted), "turn_edge", 0))
         if inp.history_tools and self.s.fresh:
             restored = self.s.restore(
                 n for n in inp.history_tools if n not in inp.caller_tools and n not in self.pinned_names
@@ -291,6 +311,7 @@ class _Turn:
         budgets allow. Per query: (its tools that will be sent, in rank order; how many did not fit)."""
         per_query: list[list[Tool]] = []
         for query, limit in queries:
+            started = time.perf_counter()
             exclude = frozenset(self.s.loaded) if self.s.seen_query(query) else frozenset()
             tools = []
             for hit in search_tools(self.retriever, query, limit, exclude=exclude, allow=self.allow):
@@ -299,7 +320,8 @@ class _Turn:
                     continue
                 tools.append(tool)
             per_query.append(tools)
-            record = SearchRecord(query, limit, tuple(t.name for t in tools), prefetch=prefetch)
+            record = SearchRecord(query, limit, tuple(t.name for t in tools), prefetch=prefetch,
+                                  duration=time.perf_counter() - started)
             if prefetch:
                 self.rec.prefetch.append(record)
             else:
@@ -321,6 +343,8 @@ class _Turn:
             kept3, refused3, fresh3 = self.s.offer(rest)
             refused, fresh = refused2 + refused3, fresh + fresh2 + fresh3
         shed = self.s.evicted_in_turn[len(before):]
+        if shed:
+            self.rec.evictions.append((tuple(shed), "budget", len(self.rec.rounds)))
         self.rec.note_change(tuple(fresh), shed, tuple(t.name for t in refused))
         out_names = {t.name for t in refused}
         return [([t for t in tools if t.name not in out_names],

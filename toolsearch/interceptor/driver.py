@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from .core import AskModel, ModelReply, Outcome, RunTools, ToolCall, ToolOutput, TurnInput
 from .session import Session
+from .turn_events import publish_turn
 
 __all__ = ["Adapter", "adrive", "close_turn", "drive"]
 
@@ -32,9 +33,11 @@ class Adapter(Protocol):
 
 
 def close_turn(session: Session, outcome: Outcome) -> None:
-    """Copy the session's counters into the recorder (before the adapter builds the report)."""
+    """Copy the session's counters into the recorder (before the adapter builds the report), and
+    publish the turn's events (a no-op without subscribers)."""
     outcome.recorder.requests = session.requests
     outcome.recorder.stable_requests = session.stable_requests
+    publish_turn(session, outcome.recorder)
 
 
 def _end(adapter: Adapter, response: Any, outcome: Outcome, session: Session) -> Any:

@@ -59,6 +59,10 @@ class InterceptorOptions:
       "inline" (= "function") injects their schemas into `tools`; "auto" is native on api.anthropic.com.
     - `profile`: an object with `permits(tool) -> bool` (issue 12's profiles): searches only find the
       tools it permits and calls to others are refused with an error the model reads.
+    - `on_event` / `include_payloads`: a callable (or a list of them, or a `toolsearch.events.EventStream`)
+      receiving this client's events (search, load, evict, call, round_limit) after each create, off the
+      request's thread; tool arguments and results are in `call` events only with `include_payloads=True`
+      (docs/events.md). The stream is `options.events`.
     """
 
     meta_tool_name: str = META_TOOL_NAME
@@ -80,8 +84,16 @@ class InterceptorOptions:
     profile: Any = None
     search_mode: SearchMode = "auto"  # Responses API: "native" | "function" | "auto" (issue 10)
     namespaces: bool = False  # Responses native mode: found tools grouped by skill (issue 10)
+    on_event: Any = None
+    include_payloads: bool = False
 
     def __post_init__(self) -> None:
+        from ..events import EventStream
+
+        if isinstance(self.on_event, list):
+            object.__setattr__(self, "on_event", tuple(self.on_event))  # options stay hashable
+        # Not a field: the one stream every session of this client publishes to.
+        object.__setattr__(self, "events", EventStream.of(self.on_event, include_payloads=self.include_payloads is True))
         if isinstance(self.pinned, str) or not all(isinstance(p, str) for p in self.pinned):
             raise ConfigError(
                 f"option pinned={self.pinned!r} must be a list of tool names, e.g. pinned=['todo']"
@@ -126,7 +138,7 @@ class InterceptorOptions:
                 f"option search_mode={self.search_mode!r} is not one of 'auto', 'native', 'function', "
                 "'inline' (native: the API's own tool-search primitives; function/inline: schemas in tools)"
             )
-        for name in ("prefetch", "execute", "namespaces"):
+        for name in ("prefetch", "execute", "namespaces", "include_payloads"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"option {name}={getattr(self, name)!r} must be True or False")
         if self.profile is not None and not callable(getattr(self.profile, "permits", None)):

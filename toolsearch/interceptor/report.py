@@ -43,6 +43,7 @@ class SearchRecord:
     limit: int
     hits: tuple[str, ...]
     prefetch: bool = False
+    duration: float = 0.0  # seconds the search took
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class CallRecord:
     outcome: str
     result: str = ""
     is_error: bool = False
+    duration: float = 0.0  # "executed": seconds, all attempts included
+    attempts: int = 0
+    error_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,9 @@ class Report:
     # Responses native mode: tools an eviction removed from the replayed history (the prompt cache is
     # lost from the first rewritten item); empty when nothing was rewritten.
     cache_break: tuple[str, ...] = ()
+    # Agent loop: the tools whose results were returned as the answer (`return_direct`), ending the
+    # loop without another model call; empty when the model answered.
+    returned_direct: tuple[str, ...] = ()
 
     @property
     def searches(self) -> tuple[SearchRecord, ...]:
@@ -122,6 +129,10 @@ class Recorder:
     requests: int = 0  # the session's counters, filled in by the driver when the flow ends
     stable_requests: int = 0
     report: Report | None = None  # the last `build()`
+    # (tools, why, round number or 0 before the first) of every eviction; why: "reload", "turn_edge"
+    # or "budget" (for the `evict` events)
+    evictions: list[tuple[tuple[str, ...], str, int]] = field(default_factory=list)
+    returned_direct: tuple[str, ...] = ()
 
     def start_round(self, *, tools_sent: tuple[str, ...], tool_tokens: int, meta: bool,
                     prefix_stable: bool = True, tool_choice: Any = None) -> None:
@@ -170,5 +181,6 @@ class Recorder:
             messages=tuple(messages),
             requests=self.requests,
             stable_requests=self.stable_requests,
+            returned_direct=self.returned_direct,
         )
         return self.report

@@ -89,7 +89,10 @@ async def run_calls_async(executor: Any, session: Session, calls: tuple[ToolCall
 
 
 def _output(result: Any) -> ToolOutput:
-    return ToolOutput(text=str(getattr(result, "text", result)), is_error=bool(getattr(result, "is_error", False)))
+    return ToolOutput(text=str(getattr(result, "text", result)), is_error=bool(getattr(result, "is_error", False)),
+                      duration=float(getattr(result, "duration", 0.0) or 0.0),
+                      attempts=int(getattr(result, "attempts", 0) or 0),
+                      error_kind=getattr(result, "error_kind", None))
 
 
 def session_context(executor: Any, session_id: str) -> Any:

@@ -18,6 +18,9 @@ event types, e.g. Chat's `ChatCompletionChunk`s via openai's own `ChatCompletion
     usage_event(total: Usage) -> event | None
         The one summed usage event for the caller (Chat: only with stream_options.include_usage), or
         None.
+    direct(outcome) -> list[event]
+        Instead of `visible` when the agent loop ended on `return_direct` tools: the events of an
+        answer whose text is `outcome.direct` (see `providers/direct.py`).
 
 `stream_rounds` / `astream_rounds` are the loops (sync / async generators of caller events). Their
 `open_round(request_kwargs)` returns the SDK stream of one request (a context manager that is iterable);
@@ -48,6 +51,13 @@ class RoundAccumulator(Protocol):
     def usage_event(self, total: Usage) -> Any | None: ...
 
 
+def _last_round(acc: RoundAccumulator, outcome: Outcome) -> list[Any]:
+    """The last round's events for the caller: its visible part, or the `return_direct` answer."""
+    if outcome.direct is not None:
+        return acc.direct(outcome)  # type: ignore[attr-defined]
+    return acc.visible(outcome.drop_call_ids)
+
+
 def _finish(adapter: Adapter, session: Session, outcome: Outcome) -> Report:
     close_turn(session, outcome)
     report = outcome.recorder.build(messages=tuple(adapter.transcript(outcome.hidden)))  # type: ignore[attr-defined]
@@ -74,7 +84,7 @@ def stream_rounds(adapter: Adapter, flow: Any, open_round: Callable[[dict[str, A
         outcome: Outcome = stop.value
     finally:
         flow.close()
-    yield from acc.visible(outcome.drop_call_ids)
+    yield from _last_round(acc, outcome)
     report = _finish(adapter, session, outcome)
     usage = acc.usage_event(report.usage)
     if usage is not None:
@@ -104,7 +114,7 @@ async def astream_rounds(adapter: Adapter, flow: Any, open_round: Callable[[dict
         outcome: Outcome = stop.value
     finally:
         flow.close()
-    for out in acc.visible(outcome.drop_call_ids):
+    for out in _last_round(acc, outcome):
         yield out
     report = _finish(adapter, session, outcome)
     usage = acc.usage_event(report.usage)

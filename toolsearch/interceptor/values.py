@@ -8,7 +8,7 @@ name that is not UTF-8) made the SDK's JSON encoder raise in the middle of the l
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from .._errors import ModelBehaviorError
@@ -74,6 +74,10 @@ class ModelReply:
 class ToolOutput:
     text: str
     is_error: bool = False
+    # The executor's figures for the call (for the report and the `call` event); not compared.
+    duration: float = field(default=0.0, compare=False)
+    attempts: int = field(default=0, compare=False)
+    error_kind: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _clean_text(self)
@@ -149,6 +153,9 @@ class Outcome:
     drop_call_ids: frozenset[str]
     recorder: Recorder
     hidden: tuple[Exchange, ...] = ()
+    # Agent loop: every call of the last round went to `return_direct` tools; this text (their
+    # results) is the assistant's answer, and no further model call was made.
+    direct: str | None = None
 
 
 Flow = Generator["AskModel | RunTools", "ModelReply | list[ToolOutput]", Outcome]

@@ -31,7 +31,9 @@ the `initialize` handshake. Search mode needs no session and serves both eras.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -42,8 +44,10 @@ from .._text import wire_data, wire_text
 from .._version import __version__
 from ..catalog.model import Tool
 from ..catalog.registry import Catalog
+from ..events import EventStream, EvictEvent, LoadEvent, SearchEvent
 from ..interceptor.loadout import Loadout
 from ..profiles import Profile, ProfileSet
+from ..runtime.call_events import call_event
 from .caching import list_cache_hint
 from .identity import bind_at_initialize, profile_of_request
 
@@ -52,6 +56,7 @@ __all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway", "GatewayOptions", "compact_sch
 SEARCH_TOOL = "search_tools"
 CALL_TOOL = "call_tool"
 _STATE_KEY = "toolsearch.gateway"
+_session_ids = itertools.count(1)
 NO_MATCH = ("No matching tools found. Do not search again with similar words: answer with the tools you "
             "have, or say that no available tool can do this.")
 
@@ -90,16 +95,24 @@ class _SessionState:
     calls: int = 0
     searches: int = 0
     history: list[str] = field(default_factory=list)
+    id: str = field(default_factory=lambda: f"mcp-{next(_session_ids)}")  # names the session in events
 
 
 class Gateway:
     """The tool-search MCP server over one shared `Searcher` and `Executor`.
 
     `profiles`: a `Profile` (every session), a `ProfileSet` (chosen per HTTP session by its header),
-    or None (everything visible)."""
+    or None (everything visible). `on_event`: a callable (or list, or `EventStream`) receiving the
+    gateway's events (search, load, evict, call, and its upstream MCP servers'); see docs/events.md."""
 
     def __init__(self, searcher: Any, executor: Any, *, options: GatewayOptions | None = None,
-                 profiles: Profile | ProfileSet | None = None):
+                 profiles: Profile | ProfileSet | None = None, on_event: Any = None,
+                 include_payloads: bool = False):
+        self.events = EventStream.of(on_event, include_payloads=include_payloads)
+        if self.events.active:
+            from .upstream import default_pool  # the pool MCP-server skills forward to
+
+            default_pool().listen(self.events)
         self.searcher = searcher
         self.executor = executor
         self.options = options or GatewayOptions()
@@ -174,8 +187,10 @@ class Gateway:
     def _catalog(self, state: _SessionState) -> Catalog:
         catalog = self.searcher.catalog
         if state.catalog is not catalog:  # hot reload: changed tools refreshed, removed ones dropped
-            state.loadout.refresh(catalog.tools)
+            gone = state.loadout.refresh(catalog.tools)
             state.catalog = catalog
+            if gone and self.events.active:
+                self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(gone), reason="reload"))
         return catalog
 
     @staticmethod
@@ -235,7 +250,15 @@ class Gateway:
                                                    f"{str(exc)[:300]}", True, None, False)
         if changed:
             await _notify_list_changed(ctx)
-        return _result(text, is_error, structured)
+        return _result(text, is_error, structured, direct=not is_error and self._returns_direct(params))
+
+    def _returns_direct(self, params: Any) -> bool:
+        """Whether the tool this tools/call ran (directly or through call_tool) is `return_direct`."""
+        name = params.name
+        if name == CALL_TOOL and self.options.mode == "search" and isinstance(params.arguments, Mapping):
+            name = params.arguments.get("name")
+        tool = self.searcher.catalog.get(name) if isinstance(name, str) else None
+        return bool(tool is not None and tool.return_direct)
 
     async def call(self, state: _SessionState, name: str, arguments: Mapping[str, Any]
                    ) -> tuple[str, bool, Any, bool]:
@@ -271,12 +294,24 @@ class Gateway:
         state.searches += 1
         state.history.append(query)
         self._catalog(state)
+        started = time.perf_counter()
         hits = self.searcher.search(query, limit, allow=state.profile)
         tools = [h.tool for h in hits if h.tool is not None]
+        if self.events.active:
+            self.events.emit(SearchEvent(
+                source="gateway", session=state.id, query=query, hits=tuple(t.name for t in tools), limit=limit,
+                profile=getattr(state.profile, "name", None), no_match=None if tools else "no_good_match",
+                duration=time.perf_counter() - started))
         if self.options.mode == "search":
             # Text only: clients may show structured content to the model too, paying for it twice.
             return self.render_search(tools), False, None, False
         change = state.loadout.load(tools)
+        if self.events.active:
+            if change.evicted:
+                self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(change.evicted),
+                                            reason="budget"))
+            if change.loaded:
+                self.events.emit(LoadEvent(source="gateway", session=state.id, tools=tuple(change.loaded)))
         kept = [t for t in tools if t.name in state.loadout]
         text = "\n".join([f"Found {len(kept)} tool(s), now in your tool list:",
                           *(f"- {t.name}: {self._purpose(t)}" for t in kept)]) if kept else NO_MATCH
@@ -307,6 +342,9 @@ class Gateway:
             return (f"Unknown tool {echo(name)}. Use {SEARCH_TOOL} to find a tool by what it does."), True, None
         state.calls += 1
         result = await self.executor.arun(name, dict(arguments))
+        if self.events.active:
+            self.events.emit(call_event(result, name, arguments, include_payloads=self.events.include_payloads,
+                                        source="gateway", session=state.id, return_direct=tool.return_direct))
         if self.options.mode == "dynamic":
             state.loadout.touch([name])
         structured = result.data if isinstance(result.data, (dict, list)) else None
@@ -336,18 +374,25 @@ _CALL_SCHEMA: dict[str, Any] = {
 }
 
 
+RETURN_DIRECT_META = "toolsearch/returnDirect"  # _meta key: the tool's result is the final answer
+
+
 def _entry(tool: Tool) -> dict[str, Any]:
-    return {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema}
+    entry = {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema}
+    if tool.return_direct:  # MCP's annotations are a closed set of hints: the flag rides in _meta
+        entry["_meta"] = {RETURN_DIRECT_META: True}
+    return entry
 
 
-def _result(text: str, is_error: bool, structured: Any) -> Any:
+def _result(text: str, is_error: bool, structured: Any, direct: bool = False) -> Any:
     import mcp_types as types
 
     # Lone surrogates (a file name that is not UTF-8, a client's "\udc80" echoed) cannot be sent: the
     # response failed to encode and the call was never answered. See toolsearch/_text.py.
     text, structured = wire_text(text), wire_data(structured)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error,
-                                structured_content=structured if isinstance(structured, dict) else None)
+                                structured_content=structured if isinstance(structured, dict) else None,
+                                **({"_meta": {RETURN_DIRECT_META: True}} if direct else {}))
 
 
 async def _notify_list_changed(ctx: Any) -> None:

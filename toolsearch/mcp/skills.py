@@ -229,7 +229,8 @@ def _tools(file: str, label: str, spec: McpSpec, listed: list[dict[str, Any]], d
                         input_schema=item.get("inputSchema") or {"type": "object"},
                         handler=McpForward(spec, label, upstream_name, pool=pool),
                         timeout=spec.timeout, retry=spec.retry,
-                        tags=tuple(read_only if spec.is_read_only(upstream_name) else tags))
+                        tags=tuple(read_only if spec.is_read_only(upstream_name) else tags),
+                        return_direct=spec.returns_direct(upstream_name))
         except ValidationError as exc:
             reason = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
             problems.append(Problem(file, f"MCP server {label!r}: tool {upstream_name!r} skipped: {reason}",
@@ -240,8 +241,9 @@ def _tools(file: str, label: str, spec: McpSpec, listed: list[dict[str, Any]], d
         names.add(name)
         tools.append(tool)
     upstream_names = [str(i.get("name")) for i in listed]
-    for key in ("include", "read_only"):
-        missing = [p for p in getattr(spec, key) if not fnmatch.filter(upstream_names, p)]
+    for key in ("include", "read_only", "return_direct"):
+        value = getattr(spec, key)
+        missing = [p for p in (value if isinstance(value, tuple) else ()) if not fnmatch.filter(upstream_names, p)]
         if missing:
             problems.append(Problem(file, f"MCP server {label!r} has no tool(s) {', '.join(map(repr, missing))}",
                                     field=f"mcp.{key}", line=lines.get(("mcp", key)),

@@ -13,6 +13,7 @@
       timeout: 20s                      # start, listing and each call
       retry: {max_attempts: 2}          # a crashed server is restarted for the retry
       prefix: time                      # for names that collide (default: the skill name)
+      return_direct: [get_current_time] # optional: their results are the answer (names or patterns; `true`: all)
 
 A frozen pydantic model like the rest of the catalog, so the skill file's problems come out with the
 same field paths, lines and fixes. Importing it does not import the `mcp` package.
@@ -53,6 +54,7 @@ class McpSpec(_Model):
     timeout: float = 30.0
     retry: RetryPolicy = RetryPolicy()
     prefix: str | None = None
+    return_direct: bool | tuple[str, ...] = ()
 
     @field_validator("timeout", mode="before")
     @classmethod
@@ -62,7 +64,7 @@ class McpSpec(_Model):
             raise ValueError("timeout must be positive")
         return seconds
 
-    @field_validator("args", "include", "exclude", "read_only", mode="before")
+    @field_validator("args", "include", "exclude", "read_only", "return_direct", mode="before")
     @classmethod
     def _listify(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
@@ -109,6 +111,11 @@ class McpSpec(_Model):
     def is_read_only(self, name: str) -> bool:
         """Whether `read_only` marks the upstream tool `name`."""
         return _matches(name, self.read_only)
+
+    def returns_direct(self, name: str) -> bool:
+        """Whether `return_direct` marks the upstream tool `name` (names or patterns; `true`: all)."""
+        return self.return_direct is True or (
+            isinstance(self.return_direct, tuple) and _matches(name, self.return_direct))
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:

@@ -55,6 +55,8 @@ class Upstream:
         self._lock: asyncio.Lock | None = None
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self.starts = 0
+        self.notify: Any = None  # set by the pool: notify(label, action, detail) -> upstream events
+        self._crash_reported = 0  # the start whose crash was reported
 
     def describe(self) -> str:
         if self.spec.url:
@@ -79,13 +81,26 @@ class Upstream:
             self._client = await asyncio.wait_for(asyncio.shield(ready), self.spec.timeout)
         except asyncio.TimeoutError:
             await self._drop()
+            self._notify("start_failed", f"did not start within {self.spec.timeout:g}s")
             raise UpstreamUnavailable(f"{self.describe()} did not start within {self.spec.timeout:g}s"
                                       f"{self._stderr_tail()}") from None
         except Exception as exc:
             await self._drop()
+            self._notify("start_failed", _reason(exc))
             raise UpstreamUnavailable(f"{self.describe()} failed to start: {_reason(exc)}"
                                       f"{self._stderr_tail()}") from None
+        self._notify("start" if self.starts == 1 else "restart", self.describe())
         return self._client
+
+    def _notify(self, action: str, detail: str = "") -> None:
+        if self.notify is not None:
+            self.notify(self.label, action, detail)
+
+    def _crashed(self, detail: str) -> None:
+        """One `crash` event per session: the holder task and the failing call may both see it."""
+        if self._crash_reported != self.starts:
+            self._crash_reported = self.starts
+            self._notify("crash", detail)
 
     async def _hold(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """Own the client session for its whole life: entered and left in this one task."""
@@ -102,6 +117,8 @@ class Upstream:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             log.info("%s: session ended: %s", self.describe(), _reason(exc))
+            if ready.done() and not stop.is_set():  # it was running and nobody stopped it
+                self._crashed(_reason(exc))
 
     def _transport(self) -> Any:
         if self.spec.url:
@@ -172,10 +189,12 @@ class Upstream:
             if exc.code not in _BROKEN:
                 raise  # the server answered with a protocol error: the session is fine
             await self._drop()
+            self._crashed(f"during the call to {name!r}: {_reason(exc)}")
             raise UpstreamUnavailable(f"{self.describe()} failed during the call to {name!r} "
                                       f"({_reason(exc)}); it is restarted on the next call") from None
         except Exception as exc:
             await self._drop()
+            self._crashed(f"during the call to {name!r}: {_reason(exc)}")
             raise UpstreamUnavailable(f"{self.describe()} failed during the call to {name!r} "
                                       f"({_reason(exc)}); it is restarted on the next call") from None
 
@@ -195,6 +214,23 @@ class UpstreamPool:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._upstreams: dict[tuple[Any, ...], Upstream] = {}
+        self._listeners: tuple[Any, ...] = ()  # EventStreams told of starts, crashes and restarts
+
+    def listen(self, stream: Any) -> None:
+        """Send `upstream` events (start, restart, start_failed, crash) of every server to `stream`."""
+        with self._lock:
+            if stream not in self._listeners:
+                self._listeners = (*self._listeners, stream)
+
+    def unlisten(self, stream: Any) -> None:
+        with self._lock:
+            self._listeners = tuple(s for s in self._listeners if s is not stream)
+
+    def _notify(self, label: str, action: str, detail: str) -> None:
+        from ..events import UpstreamEvent
+
+        for stream in self._listeners:
+            stream.emit(UpstreamEvent(source="upstream", server=label, action=action, detail=detail))  # type: ignore[arg-type]
 
     def upstream(self, spec: McpSpec, label: str) -> Upstream:
         """The one `Upstream` for this server spec (shared by every skill load that names it)."""
@@ -202,6 +238,7 @@ class UpstreamPool:
         with self._lock:
             if key not in self._upstreams:
                 self._upstreams[key] = Upstream(spec, label)
+                self._upstreams[key].notify = self._notify
             return self._upstreams[key]
 
     def remove(self, spec: McpSpec, label: str) -> None:

@@ -67,6 +67,8 @@ from .._errors import (
 )
 from ..catalog.model import Skill
 from ..catalog.registry import Catalog, Registry
+from ..events import EventStream
+from .call_events import call_event
 from .context import ToolContext
 from .handlers import Binding, HandlerSet, Lease
 from .isolation import DEFAULT_MEMORY_LIMIT, IsolatedError, shared_pool
@@ -138,6 +140,8 @@ class Executor:
     `max_abandoned_per_tool` / `max_abandoned` bound the timed-out threads left running (see `workers`);
     `memory_limit` is the address-space bound, in bytes, of the worker processes of `isolation: process`
     tools (None: unbounded).
+    `on_event`: a callable (or list, or `toolsearch.events.EventStream`) receiving a `call` event per
+    call, after it (docs/events.md); arguments and results are in it only with `include_payloads=True`.
     """
 
     def __init__(
@@ -154,6 +158,8 @@ class Executor:
         max_abandoned_per_tool: int = MAX_ABANDONED_PER_TOOL,
         max_abandoned: int = MAX_ABANDONED,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        on_event: Any = None,
+        include_payloads: bool = False,
     ):
         for key, value in (("max_abandoned_per_tool", max_abandoned_per_tool),
                            ("max_abandoned", max_abandoned)):
@@ -169,6 +175,8 @@ class Executor:
         if max_output_chars < 1:
             raise ConfigError(f"max_output_chars must be at least 1, got {max_output_chars}")
         self.max_output_chars = max_output_chars
+        # Every call is published as a `call` event (docs/events.md); inactive without a subscriber.
+        self.events = EventStream.of(on_event, include_payloads=include_payloads)
         self.registry = _as_registry(source)
         self.context = context if context is not None else ToolContext()
         self.raise_errors = raise_errors
@@ -243,6 +251,13 @@ class Executor:
 
     async def arun(self, name: str, arguments: str | Mapping[str, Any] | None = None, *,
                    context: ToolContext | None = None) -> ToolResult:
+        result = await self._arun_one(name, arguments, context=context)
+        if self.events.active:
+            self.events.emit(call_event(result, name, arguments, include_payloads=self.events.include_payloads))
+        return result
+
+    async def _arun_one(self, name: str, arguments: str | Mapping[str, Any] | None = None, *,
+                        context: ToolContext | None = None) -> ToolResult:
         started = time.monotonic()
         try:
             return await self._run(name, arguments, context, started)

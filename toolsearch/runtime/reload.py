@@ -34,8 +34,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._errors import ConfigError, Problem
+from ..events import EventStream, ReloadEvent
 from ..catalog.loader import check_catalog, skill_files
 from ..catalog.model import Skill
 from ..catalog.registry import META_TOOL_NAME, Catalog, Registry
@@ -76,8 +78,11 @@ class SkillReloader:
         poll_interval: float = 0.05,
         on_change: Callable[[ReloadReport], None] | None = None,
         meta_tool_name: str = META_TOOL_NAME,
+        on_event: Any = None,
     ):
         self.folder = Path(folder).resolve()
+        # Each reload that changed skills or found problems is a `reload` event (docs/events.md).
+        self.events = EventStream.of(on_event)
         if not self.folder.is_dir():
             raise ConfigError(f"skills folder {folder} does not exist or is not a folder")
         self.registry = registry
@@ -120,6 +125,9 @@ class SkillReloader:
             log.info("skill reload: %s", report)
         if self.on_change is not None and (report.changed or report.problems):
             self.on_change(report)
+        if self.events.active and (report.changed or report.problems):
+            self.events.emit(ReloadEvent(source="reload", added=report.added, updated=report.updated,
+                                         removed=report.removed, problems=tuple(map(str, report.problems))))
         return report
 
     def _reload(self) -> ReloadReport:

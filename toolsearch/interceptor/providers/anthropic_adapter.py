@@ -149,6 +149,10 @@ class AnthropicAdapter:
             ]
             if response.stop_reason == "tool_use" and not any(b.type == "tool_use" for b in response.content):
                 response.stop_reason = "end_turn"
+        if outcome.direct is not None:  # return_direct: the tools' results are the answer
+            from .direct import anthropic_direct
+
+            anthropic_direct(response, outcome.direct)
         if report.model_calls > 1:
             set_usage(response.usage, report.usage)
         response.toolsearch = report

@@ -100,6 +100,13 @@ class Round:
             out += [_renumber(e, number) for e in self._held[index]]
         return out
 
+    def direct(self, outcome: Any) -> list[Any]:
+        """The `return_direct` answer: one text block after the forwarded ones (held calls dropped)."""
+        from .direct import anthropic_direct_events
+
+        number, self.n.next = self.n.next, self.n.next + 1
+        return anthropic_direct_events(outcome.direct, number)
+
     def usage_event(self, total: Usage) -> Any:
         """The one `message_delta`: the final stop reason and the usage summed over every round (the
         API's usage on `message_delta` is cumulative, so the SDK takes it as the message's total)."""

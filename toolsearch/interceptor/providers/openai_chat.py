@@ -212,6 +212,10 @@ class ChatAdapter:
             choice.message.tool_calls = kept or None
             if not kept and choice.finish_reason == "tool_calls":
                 choice.finish_reason = "stop"
+        if outcome.direct is not None:  # return_direct: the tools' results are the answer
+            from .direct import chat_direct
+
+            chat_direct(response, outcome.direct)
         if report.model_calls > 1:
             response.usage = chat_usage(report.usage)
         response.toolsearch = report  # type: ignore[attr-defined]

@@ -36,8 +36,21 @@ class ChatAccumulator:
         self.usage: Any = None
         self.last: Any = None
         self.seen_choice = False
+        self.said = {"role": False}  # shared by the rounds of one stream (see `_accumulators`)
 
     def feed(self, chunk: Any) -> list[Any]:
+        out = self._feed(chunk)
+        if not self.said["role"] and any(c.choices and c.choices[0].delta.role for c in out):
+            self.said["role"] = True
+        return out
+
+    def direct(self, outcome: Any) -> list[Any]:
+        """The `return_direct` answer: a content chunk and a "stop" chunk (the round's calls dropped)."""
+        from .direct import chat_direct_chunks
+
+        return chat_direct_chunks(self.last, outcome.direct, role=not self.said["role"])
+
+    def _feed(self, chunk: Any) -> list[Any]:
         self.last = chunk
         if chunk.usage is not None:
             self.usage = chunk.usage
@@ -119,7 +132,14 @@ def _without_usage(chunk: Any) -> Any:
 
 def _accumulators(adapter: Any, include: bool) -> Any:
     rounds = itertools.count()
-    return lambda: ChatAccumulator(adapter, include_usage=include, first=next(rounds) == 0)
+    said = {"role": False}
+
+    def make() -> ChatAccumulator:
+        acc = ChatAccumulator(adapter, include_usage=include, first=next(rounds) == 0)
+        acc.said = said
+        return acc
+
+    return make
 
 
 def _stream_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:

@@ -148,7 +148,12 @@ class ResponsesAdapter:
 
     def finish(self, response: Any, outcome: Outcome) -> Any:
         report = outcome.recorder.build(messages=tuple(self.transcript(outcome.hidden)))
-        return self.settle(response, outcome.drop_call_ids, self.with_cache_break(report, outcome.recorder))
+        settled = self.settle(response, outcome.drop_call_ids, self.with_cache_break(report, outcome.recorder))
+        if outcome.direct is not None:  # return_direct: the tools' results are the answer
+            from .direct import responses_direct
+
+            responses_direct(self, settled, outcome)
+        return settled
 
     def with_cache_break(self, report: Any, holder: Any) -> Any:
         """The report naming the tools an eviction stripped from the replay (kept where `holder`

@@ -37,6 +37,7 @@ class _Shared:
         self.next_index = 0
         self.response: Any = None  # the current round's response (from its final event)
         self.drop: frozenset[str] = frozenset()
+        self.direct_answer: tuple[Any, Any] | None = None  # (outcome, message item) for return_direct
 
     def start_round(self) -> None:
         self._lifecycle: list[Any] = []
@@ -65,6 +66,8 @@ class _Shared:
         if getattr(item, "type", None) != "function_call" or getattr(item, "name", "") == a.meta_name:
             return False
         name = item.name
+        if a.o.execute:  # the agent loop runs catalog calls itself: only the caller's own are theirs
+            return name in a.caller_tools
         return name in a.caller_tools or name in set(self.session.loaded) or name in a.pinned_names()
 
     def _flush(self, upstream: int) -> list[Any]:
@@ -114,12 +117,27 @@ class _Shared:
             out += [self._emit(e, position) for e in self._held[index]]
         return out
 
+    def direct(self, outcome: Any) -> list[Any]:
+        """The `return_direct` answer message's events (the round's held calls are not sent)."""
+        from .direct import responses_direct_events
+
+        self.drop = outcome.drop_call_ids
+        out = self._commit()
+        position, self.next_index = self.next_index, self.next_index + 1
+        events, item = responses_direct_events(outcome.direct, position)
+        self.direct_answer = (outcome, item)
+        return out + [self._emit(e, position) for e in events]
+
     def completed(self) -> Any:
         """`response.completed` with the finished response (usage summed, `.toolsearch`)."""
         from openai.types.responses import ResponseCompletedEvent
 
         report = self.adapter.with_cache_break(self.session.last_report, self.session)
         final = self.adapter.settle(self.response, self.drop, report)
+        if self.direct_answer is not None:
+            from .direct import responses_direct
+
+            responses_direct(self.adapter, final, *self.direct_answer)
         if self.exposed_id and self.exposed_id != final.id:
             self.adapter.chain.alias(self.exposed_id, final.id)
             final.id = self.exposed_id
@@ -148,6 +166,9 @@ class RoundAccumulator:
 
     def visible(self, drop_call_ids: frozenset[str]) -> list[Any]:
         return self.s.visible(drop_call_ids)
+
+    def direct(self, outcome: Any) -> list[Any]:
+        return self.s.direct(outcome)
 
     def usage_event(self, total: Any) -> Any:
         return self.s.completed()  # the one closing event carries the summed usage

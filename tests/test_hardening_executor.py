@@ -442,3 +442,9 @@ def test_a_burst_of_calls_to_a_hanging_tool_leaves_a_bounded_number_of_threads()
             assert ex.run("echo", {"text": "fine"}).text == "fine"
     finally:
         _HANG.set()
+
+
+def test_an_unknown_tool_name_is_not_echoed_back_whole(executor):
+    result = executor.run("x" * 3_000_000, {})
+    assert result.is_error and "Unknown tool 'xxxx" in result.text and "'..." in result.text
+    assert len(result.text) < 400

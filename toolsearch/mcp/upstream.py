@@ -258,7 +258,7 @@ class UpstreamPool:
             return self._loop
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(coro, self._running_loop())
+        return asyncio.run_coroutine_threadsafe(_outcome_read(coro), self._running_loop())
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run `coro` on the pool's loop and wait for it (from sync code on any other thread)."""
@@ -284,6 +284,23 @@ class UpstreamPool:
 
 async def _close_all(upstreams: list[Upstream]) -> None:
     await asyncio.wait_for(asyncio.gather(*(u.close() for u in upstreams), return_exceptions=True), 8)
+
+
+async def _outcome_read(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` as a task whose outcome is always read.
+
+    When the caller gives up (its wait is cancelled: a client hung up, a timeout), asyncio copies the
+    task's outcome to the cancelled concurrent future without reading its exception, so a task that
+    then fails printed "Task exception was never retrieved" on stderr."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.add_done_callback(_read_outcome)
+    return await coro
+
+
+def _read_outcome(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _await(value: Awaitable[T]) -> T:

@@ -56,6 +56,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._echo import echo
 from .._errors import (
     ConfigError,
     ModelBehaviorError,
@@ -318,9 +319,10 @@ class Executor:
         if self.profile is not None:  # never hint at tools the caller may not see
             tools = self.registry.catalog.tools
             names = [n for n in names if n in tools and self.profile.permits(tools[n])]
-        close = difflib.get_close_matches(name, names, n=3)
+        # difflib is quadratic in the name's length: no tool name is that long anyway
+        close = difflib.get_close_matches(name, names, n=3) if len(name) <= 200 else []
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return f"Unknown tool {name!r}.{hint} Use tool_search to find the right tool by what it does."
+        return f"Unknown tool {echo(name)}.{hint} Use tool_search to find the right tool by what it does."
 
     def _limit(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

@@ -68,15 +68,25 @@ def expander(template: str, groups: int, names: dict[str, int]) -> Callable[[Any
         elif ref not in names:
             raise ValueError(f"invalid replacement {template!r}: unknown group name {ref!r}")
 
-    def expand(m: Any) -> str:
-        def one(part: re.Match[str]) -> str:
-            name, number, other = part.groups()
-            ref = name if name is not None else number
-            if ref is not None:
-                value = m.group(int(ref) if ref.isdigit() else ref)
-                return value or ""
-            return _ESCAPES.get(other, "\\" + other)
+    # Parsed once into literal text and group references, so a match costs a few lookups, not a
+    # regex substitution (a replace may run for up to text.MAX_MATCHES matches).
+    parts: list[str | int] = []
+    pos = 0
+    for part in _TEMPLATE.finditer(template):
+        parts.append(template[pos:part.start()])
+        name, number, other = part.groups()
+        ref = name if name is not None else number
+        if ref is None:
+            parts.append(_ESCAPES.get(other, "\\" + other))
+        else:
+            parts.append(int(ref) if ref.isdigit() else names[ref])
+        pos = part.end()
+    parts.append(template[pos:])
+    literal = "".join(p for p in parts if isinstance(p, str))
+    if all(isinstance(p, str) for p in parts):
+        return lambda m: literal
 
-        return _TEMPLATE.sub(one, template)
+    def expand(m: Any) -> str:
+        return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
 
     return expand

@@ -157,7 +157,7 @@ def database(workspace: Path) -> Path:
 ])
 def test_sqlite_memory_is_bounded(workspace: Path, database: Path, sql: str) -> None:
     outcome = run_bounded("toolsearch.builtin.sqlite:sqlite_query",
-                          {"database": "shop.db", "sql": sql, "timeout": 5}, seconds=30, max_mb=150,
+                          {"database": "shop.db", "sql": sql, "timeout": 1}, seconds=30, max_mb=150,
                           workspace=workspace)
     assert outcome.result != "killed" and not outcome.memory_failure, outcome
     assert outcome.grew_mb < 150, outcome

@@ -25,7 +25,7 @@ _SLACK_MB = 256  # thread stacks, arenas, RE2's per-pattern budget
 class Outcome:
     seconds: float
     grew_mb: float
-    result: str  # "ok: <start of the text>" or "<ExceptionType>: <message>"; "killed" after the timeout
+    result: str  # "ok: <start and end of the text>" or "<ExceptionType>: <message>"; "killed" after the timeout
 
     @property
     def memory_failure(self) -> bool:
@@ -53,8 +53,8 @@ def _child(conn: Any, module: str, name: str, kwargs: dict[str, Any], workspace:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.monotonic()
     try:
-        value = fn(**kwargs)
-        result = "ok: " + repr(value)[:300]
+        text = repr(fn(**kwargs))
+        result = "ok: " + (text if len(text) <= 600 else text[:300] + " ... " + text[-300:])  # notes are at the end
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
         result = f"{type(exc).__name__}: {str(exc)[:300]}"
     seconds = time.monotonic() - start

@@ -222,3 +222,65 @@ def test_sqlite_introspection_still_works(workspace: Path, database: Path) -> No
     assert sqlite.sqlite_query("shop.db", "PRAGMA table_info(items)", context=ctx)["row_count"] == 2
     assert sqlite.sqlite_query("shop.db", "SELECT name FROM items ORDER BY id", context=ctx)["rows"] == [["pen"], ["ink"]]
     assert sqlite.sqlite_describe_table("shop.db", "items", context=ctx)["columns"][1]["name"] == "name"
+
+
+# --- other built-in tools with the same kind of problem ---------------------------------------------------
+
+def test_http_timeout_covers_a_dripping_body() -> None:
+    """A server that sends a byte every 0.2 s never trips a 1 s socket timeout; the call's does."""
+    import time
+    from http.server import HTTPServer
+
+    from toolsearch.builtin import http
+
+    class Drip(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            try:
+                for _ in range(100):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass  # the client gave up, as it should
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        ctx = ToolContext(workspace=Path.cwd(), allow_hosts=("127.0.0.1",))
+        start = time.monotonic()
+        with pytest.raises(http.TransientHTTPError, match="timed out after 1s"):
+            http.http_get(f"http://127.0.0.1:{httpd.server_port}/", timeout=1, context=ctx)
+        assert time.monotonic() - start < 4  # not the 20 s the body takes
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_read_file_memory_does_not_grow_with_the_file(workspace: Path) -> None:
+    with (workspace / "big.log").open("w") as handle:
+        line = "x" * 99 + "\n"
+        for _ in range(20):
+            handle.write(line * 100_000)  # 200 MB: the whole file in memory was 400 MB
+        handle.write("y" * 5_000_000)  # and one 5 MB line at the end
+    outcome = run_bounded("toolsearch.builtin.filesystem:read_file", {"path": "big.log", "offset": 1_999_999,
+                                                                       "limit": 5}, seconds=15, max_mb=100,
+                          workspace=workspace)
+    assert outcome.result.startswith("ok") and "of 2000001" in outcome.result, outcome
+    assert "line cut at" in outcome.result and outcome.grew_mb < 100, outcome
+
+
+def test_todo_plan_is_bounded() -> None:
+    from toolsearch.builtin import todo
+
+    ctx = ToolContext(workspace=Path.cwd())
+    with pytest.raises(ValueError, match="at most 500 characters"):
+        todo.todo("add", title="x" * 100_000, context=ctx)
+    with pytest.raises(ValueError, match="at most 200 items"):
+        todo.todo("add", titles=[f"step {i}" for i in range(201)], context=ctx)
+    assert "task-200" in todo.todo("add", titles=[f"step {i}" for i in range(200)], context=ctx)

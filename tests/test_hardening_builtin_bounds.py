@@ -284,3 +284,13 @@ def test_todo_plan_is_bounded() -> None:
     with pytest.raises(ValueError, match="at most 200 items"):
         todo.todo("add", titles=[f"step {i}" for i in range(201)], context=ctx)
     assert "task-200" in todo.todo("add", titles=[f"step {i}" for i in range(200)], context=ctx)
+
+
+def test_glob_with_many_double_stars_is_not_exponential(workspace: Path) -> None:
+    (workspace.joinpath(*["d"] * 30)).mkdir(parents=True)
+    outcome = run_bounded("toolsearch.builtin.filesystem:glob", {"pattern": "**/**/**/**/**/*"}, seconds=15,
+                          workspace=workspace)  # each '**' multiplied pathlib's walk by the depth
+    assert outcome.result.startswith("ok") and "d/d/d" in outcome.result, outcome
+    outcome = run_bounded("toolsearch.builtin.filesystem:glob", {"pattern": "**/d/**/d/**/d/**/*"}, seconds=15,
+                          workspace=workspace)
+    assert "more than two '**'" in outcome.result, outcome

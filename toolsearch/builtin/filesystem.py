@@ -177,18 +177,48 @@ def _check_pattern(pattern: str) -> None:
         )
 
 
+MAX_GLOB_MATCHES = 20 * MAX_ENTRIES  # collected (and sorted) before the walk stops
+
+
+def _simple_pattern(pattern: str) -> str:
+    """`pattern` with `**/**` runs collapsed; more than two `**` refused.
+
+    pathlib walks the whole tree again under every `**`: four of them over a 30-deep folder chain
+    took 4 s, and each more multiplies the work by the depth.
+    """
+    parts: list[str] = []
+    for part in Path(pattern).parts:
+        if not (part == "**" and parts and parts[-1] == "**"):
+            parts.append(part)
+    if parts.count("**") > 2:
+        raise WorkspaceError(f"pattern {pattern!r} has more than two '**' parts; one '**' already matches "
+                             "any depth (e.g. '**/*.py' or 'src/**/test_*.py')")
+    return "/".join(parts)
+
+
 def glob(pattern: str, path: str = ".", *, context: ToolContext) -> str:
     """Files and folders under `path` matching a glob such as "**/*.py", sorted by path."""
     _check_pattern(pattern)
     base = resolve(context, path, kind="dir")
     found = []
-    for match in base.glob(pattern):
+    scope = current_scope()
+    stopped = ""
+    for match in base.glob(_simple_pattern(pattern)):
+        if scope is not None and (scope.cancelled.is_set() or scope.remaining() <= 0):
+            stopped = "the call's time ran out"  # do not run on as an abandoned thread
+            break
         if match.resolve().is_relative_to(context.workspace) and not (set(match.parts) & SKIP_DIRS):
             found.append(display(context, match) + ("/" if match.is_dir() else ""))
+            if len(found) >= MAX_GLOB_MATCHES:
+                stopped = f"more than {MAX_GLOB_MATCHES} paths match"
+                break
     found.sort()
     if not found:
         return f"no paths match {pattern!r} under {display(context, base)}"
     more = f"\n[{len(found) - MAX_ENTRIES} more not shown; narrow the pattern]" if len(found) > MAX_ENTRIES else ""
+    if stopped:
+        more = f"\n[the search stopped early ({stopped}); these are the first {min(len(found), MAX_ENTRIES)} " \
+               "paths of those found, sorted; narrow the pattern or the path]"
     return "\n".join(found[:MAX_ENTRIES]) + more
 
 

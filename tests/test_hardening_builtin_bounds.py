@@ -109,6 +109,7 @@ RUNAWAYS = [  # target, arguments, the tool's timeout in skills/*.yaml, memory b
     ("text:extract_patterns", {"text": "a" * 1_000_000}, 10, 200),
     ("text:regex_replace", {"pattern": "", "replacement": "x" * 400, "text": "a" * 1_000_000}, 10, 200),
     ("text:regex_find", {"pattern": "", "text": "a" * 1_000_000, "max_matches": 10_000}, 10, 200),
+    ("text:regex_find", {"pattern": "(" * 300 + "a*" + ")" * 300, "text": "a" * 100_000}, 10, 100),  # 18 s
     ("jsonx:json_format", {"data": "[" * 900 + "]" * 900, "indent": 8}, 10, 100),
 ]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..runtime.context import ToolContext
+from ..runtime.process import current_scope
 from ._workspace import display, resolve
 
 __all__ = ["csv_preview", "csv_summary", "csv_to_json"]
@@ -94,9 +95,18 @@ def csv_preview(path: str, offset: int = 0, limit: int = 20, delimiter: str | No
         raise ValueError("offset must be >= 0 and limit between 1 and 1000")
     real, rows, names = _open(context, path, delimiter)
     shown = list(itertools.islice(rows, offset, offset + limit))
-    remaining = sum(1 for _ in rows)
     return {"file": display(context, real), "columns": names, "rows": shown,
-            "shown": f"rows {offset + 1}-{offset + len(shown)}", "more_rows": remaining}
+            "shown": f"rows {offset + 1}-{offset + len(shown)}", "more_rows": _count_rest(rows)}
+
+
+def _count_rest(rows: Iterator[list[str]]) -> int | str:
+    """Rows left, counted until the call's deadline (then "at least N"), not as an abandoned thread."""
+    scope = current_scope()
+    count = 0
+    for count, _ in enumerate(rows, 1):
+        if count % 10_000 == 0 and scope is not None and (scope.cancelled.is_set() or scope.remaining() <= 1):
+            return f"at least {count}"
+    return count
 
 
 def csv_to_json(path: str, limit: int = 1000, delimiter: str | None = None,
@@ -104,7 +114,7 @@ def csv_to_json(path: str, limit: int = 1000, delimiter: str | None = None,
     """Rows as JSON objects keyed by the header (numbers stay text; at most `limit` rows)."""
     real, rows, names = _open(context, path, delimiter)
     records = [dict(zip(names, row)) for row in itertools.islice(rows, limit)]
-    more = sum(1 for _ in rows)
+    more = _count_rest(rows)
     return {"file": display(context, real), "records": records,
             **({"note": f"{more} more rows not converted; raise limit"} if more else {})}
 
@@ -121,12 +131,20 @@ def csv_summary(path: str, delimiter: str | None = None, *, context: ToolContext
     real, rows, names = _open(context, path, delimiter)
     stats = [_Column() for _ in names]
     count = 0
+    scope = current_scope()
+    stopped = False
     for row in rows:
         count += 1
         for i, column in enumerate(stats):
             column.add(row[i] if i < len(row) else "")
-    return {"file": display(context, real), "rows": count,
-            "columns": [column.summary(name) for name, column in zip(names, stats)]}
+        if count % 10_000 == 0 and scope is not None and (scope.cancelled.is_set() or scope.remaining() <= 1):
+            stopped = True  # summarise what was read rather than run on past the timeout
+            break
+    result: dict[str, Any] = {"file": display(context, real), "rows": count if not stopped else f"at least {count}",
+                              "columns": [column.summary(name) for name, column in zip(names, stats)]}
+    if stopped:
+        result["note"] = f"the file is too big to read within the time limit; statistics cover its first {count} rows"
+    return result
 
 
 class _Column:

@@ -214,6 +214,7 @@ def test_tool_search_arguments_nested_or_huge(raw):
 
 import importlib  # noqa: E402
 import inspect  # noqa: E402
+import resource  # noqa: E402
 import sqlite3  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
@@ -311,3 +312,55 @@ def test_every_builtin_tool_is_bounded_on_hostile_arguments(hostile_context, dat
         tracemalloc.stop()
     assert seconds < tool.timeout, f"{name} took {seconds:.1f}s, past its {tool.timeout:g}s timeout"
     assert peak < MAX_PYTHON_MB * 2**20, f"{name} allocated {peak / 2**20:.0f} MB"
+
+
+def _benign(name: str, schema: dict) -> object:
+    """A plain value for the parameters not under test."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        return schema.get("default", schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return ["x"]
+    if kind == "object":
+        return {}
+    return "big.txt" if name in _PATH_PARAMS else "x"
+
+
+def _timed_call(handler, arguments: dict) -> float:
+    start = time.monotonic()
+    try:
+        handler(**arguments)
+    except Exception:  # noqa: BLE001 - a refusal is an answer; only time and memory are checked
+        pass
+    return time.monotonic() - start
+
+
+def _max_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("name", [n for n in _ALL_TOOLS if _TOOLS[n].skill not in ("http", "shell")])
+def test_each_hostile_string_in_each_parameter(hostile_context, name):
+    """Deterministic sweep: every hostile string of the pool in every string parameter of every tool
+    (the network and shell tools are covered by the property above and their own tests). Memory is the
+    process's peak RSS (SQLite's own allocations included; tracemalloc would triple the sweep's time)."""
+    tool = _TOOLS[name]
+    handler = _handler(tool)
+    properties = tool.input_schema.get("properties", {})
+    required = set(tool.input_schema.get("required", []))
+    base = {k: _benign(k, v) for k, v in properties.items() if k in required}
+    if "context" in inspect.signature(handler).parameters:
+        base["context"] = hostile_context
+    strings = [k for k, v in properties.items() if v.get("type", "string") == "string" and "enum" not in v]
+    before = _max_rss_mb()
+    for key in strings:
+        pool = _PATHS if key in _PATH_PARAMS else _HOSTILE_STRINGS
+        for value in pool:
+            seconds = _timed_call(handler, {**base, key: value})
+            where = f"{name}({key}={value[:40]!r}...)"
+            assert seconds < tool.timeout, f"{where} took {seconds:.1f}s, past its {tool.timeout:g}s timeout"
+            assert _max_rss_mb() - before < MAX_PYTHON_MB, f"{where} grew the process past {MAX_PYTHON_MB} MB"

@@ -110,6 +110,8 @@ RUNAWAYS = [  # target, arguments, the tool's timeout in skills/*.yaml, memory b
     ("text:regex_replace", {"pattern": "", "replacement": "x" * 400, "text": "a" * 1_000_000}, 10, 200),
     ("text:regex_find", {"pattern": "", "text": "a" * 1_000_000, "max_matches": 10_000}, 10, 200),
     ("text:regex_find", {"pattern": "(" * 300 + "a*" + ")" * 300, "text": "a" * 100_000}, 10, 100),  # 18 s
+    ("text:text_diff", {"old": "\n".join(str(i % 100) for i in range(20_000)),  # over a minute in difflib
+                        "new": "\n".join(str(i % 101) for i in range(20_000))}, 10, 100),
     ("jsonx:json_format", {"data": "[" * 900 + "]" * 900, "indent": 8}, 10, 100),
 ]
 

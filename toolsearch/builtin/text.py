@@ -17,11 +17,11 @@ refused before it is built (an empty pattern with a long replacement built 400 M
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from typing import Any
 
+from ._diff import unified_diff
 from ._regex import compile_pattern, expander
 
 __all__ = [
@@ -54,10 +54,9 @@ def _compile(pattern: str, ignore_case: bool, multiline: bool = False) -> Any:
 def text_diff(old: str, new: str, context_lines: int = 3, old_name: str = "old", new_name: str = "new") -> str:
     """A unified diff (like `diff -u`) between two texts."""
     _check(old, "old"), _check(new, "new")
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=old_name, tofile=new_name, n=max(0, context_lines),
-    )
+    # A deadline-checked difflib (see _diff.py): SequenceMatcher is quadratic on some inputs.
+    diff = unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                        old_name, new_name, max(0, min(context_lines, 1_000)))
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
     return out or "the texts are identical"
 

@@ -17,6 +17,7 @@ jsonschema's defaults are made for trusted schemas; `json_validate` gets its sch
 
 from __future__ import annotations
 
+import reprlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -86,9 +87,14 @@ def _unique_items(validator: Any, unique: bool, instance: Any, schema: Any) -> I
             seen.add(key)
 
 
-def _short(value: Any, limit: int = 200) -> str:
-    text = repr(value) if not isinstance(value, (list, dict, str)) or len(value) < limit else None
-    return text if text is not None and len(text) <= limit else repr(value)[:limit] + "..."
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 200
+_REPR.maxlist = _REPR.maxdict = 10
+
+
+def _short(value: Any) -> str:
+    """A bounded repr for messages (jsonschema's own messages repr the whole instance)."""
+    return _REPR.repr(value)
 
 
 def bounded_validator(schema: Any, seconds: float | None = None) -> Any:
@@ -99,7 +105,7 @@ def bounded_validator(schema: Any, seconds: float | None = None) -> Any:
     deadline = time.monotonic() + budget
     count = [0]
 
-    def counted(keyword: str, fn: Any) -> Any:
+    def counted(fn: Any) -> Any:
         def run(validator: Any, value: Any, instance: Any, schema_: Any) -> Any:
             count[0] += 1
             if count[0] % _CHECK_EVERY == 0 and time.monotonic() > deadline:
@@ -111,7 +117,7 @@ def bounded_validator(schema: Any, seconds: float | None = None) -> Any:
 
     keywords = dict(Draft202012Validator.VALIDATORS) | {
         "pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items}
-    cls = validators.extend(Draft202012Validator, {k: counted(k, fn) for k, fn in keywords.items()})
+    cls = validators.extend(Draft202012Validator, {k: counted(fn) for k, fn in keywords.items()})
     return cls(schema, registry=_REGISTRY)
 
 

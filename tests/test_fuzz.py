@@ -199,3 +199,168 @@ def test_tool_search_arguments_nested_or_huge(raw):
 
     with pytest.raises(BadSearchArguments):
         parse_search_arguments(raw, default_limit=5, max_limit=10)
+
+
+# --- issue 32: every built-in tool, hostile and huge arguments, bounded time and memory ------------------
+#
+# Arguments are drawn from each tool's own input schema (so most calls get past the handler's checks),
+# with strings from a pool of inputs that broke a tool before (quadratic regexes, the CSV sniffer, huge
+# integers, deep nesting, SQLite's zeroblob and fts3_tokenizer, loopback in disguise) and paths to
+# hostile files in the workspace. The handler is called directly, in this process: the point is that
+# each built-in tool is bounded by itself, whatever isolation the Executor adds. It may raise (a bad
+# request is an exception for the model), but must return or raise before its tool's timeout and
+# allocate at most MAX_PYTHON_MB of Python memory (tracemalloc; what SQLite allocates itself is bounded
+# in test_hardening_builtin_bounds.py, in a child process).
+
+import importlib  # noqa: E402
+import inspect  # noqa: E402
+import resource  # noqa: E402
+import sqlite3  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+
+MAX_PYTHON_MB = 300
+_HOSTILE_STRINGS = [
+    "A" * 30_000, "a" * 40_000, "aB" * 200_000, ";'x" * 20_000, "東" * 100_000, "\n" * 100_000, "'" * 100_000,
+    "", "(a+)+$", "(?:a|a)*b", "(" * 40 + "a*" + ")" * 40, "round(5, -15000000)", "9**9**9", "-" * 1990 + "1",
+    "f" * 5000, "1" * 5000, "[" * 900 + "]" * 900, '{"a": ' * 500 + "1" + "}" * 500, "$." + "*." * 200 + "x",
+    '{"$ref": "file:///etc/passwd"}', '{"pattern": "^(a+)+$"}', "**/**/**/**/**/*",
+    "http://[64:ff9b::7f00:1]/", "http://2130706433/", "http://[2002:7f00:1::1]:9/", "file:///etc/passwd",
+    "SELECT zeroblob(1000000000)", "SELECT fts3_tokenizer('simple')", "PRAGMA temp_store_directory = '/tmp'",
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT * FROM c ORDER BY x DESC",
+    "--upload-pack=touch /tmp/x", "HEAD~99999999", "%" * 5000, "&#" * 50_000, "9999-12-31T23:59:59", "+14:00",
+]
+_PATHS = ["hostile.csv", "shop.db", "big.txt", "deep.json", "deep", "repo", ".", "../outside", "/etc/passwd",
+          "x\x00y", "nope.txt"]
+_PATH_PARAMS = {"path", "database", "file", "repo", "cwd", "source", "destination"}
+_TOOLS = {t.name: t for s in load_skills(SKILLS).skills for t in s.tools}
+_ALL_TOOLS = sorted(_TOOLS)
+
+
+def _strings(name: str) -> st.SearchStrategy:
+    if name in _PATH_PARAMS:
+        return st.sampled_from(_PATHS)
+    return st.one_of(st.sampled_from(_HOSTILE_STRINGS), hostile_text)
+
+
+def _value(name: str, schema: dict) -> st.SearchStrategy:
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    kind = schema.get("type")
+    if kind == "integer":
+        low, high = schema.get("minimum", -10**15), schema.get("maximum", 10**15)
+        return st.one_of(st.integers(low, high), st.sampled_from([low, high]))
+    if kind == "number":
+        low, high = schema.get("minimum", -1e308), schema.get("maximum", 1e308)
+        return st.floats(low, high, allow_nan=False, exclude_min="exclusiveMinimum" in schema)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "array":
+        return st.lists(_value(name, schema.get("items", {"type": "string"})), max_size=30)
+    if kind == "object":
+        return st.one_of(json_values.filter(lambda v: isinstance(v, dict)),
+                         st.dictionaries(st.text(max_size=10), st.sampled_from(_HOSTILE_STRINGS), max_size=3))
+    if kind == "string":
+        return _strings(name)
+    return st.one_of(json_values, st.sampled_from(_HOSTILE_STRINGS))  # untyped: any JSON value
+
+
+def _arguments(schema: dict) -> st.SearchStrategy:
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    return st.fixed_dictionaries(
+        {k: _value(k, v) for k, v in properties.items() if k in required},
+        optional={k: _value(k, v) for k, v in properties.items() if k not in required})
+
+
+def _handler(tool):
+    module, name = tool.handler.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.fixture(scope="module")
+def hostile_context(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile-ws")
+    (root / "hostile.csv").write_text(";'x" * 22_000)
+    (root / "big.txt").write_text(("word " * 20 + "\n") * 50_000)
+    (root / "deep.json").write_text("[" * 900 + "]" * 900)
+    root.joinpath(*["deep"] * 30).mkdir(parents=True)
+    (root / "repo").mkdir()
+    with sqlite3.connect(root / "shop.db") as conn:
+        conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO items (name) VALUES ('pen')")
+    return ToolContext(workspace=root)
+
+
+@settings(FUZZ, max_examples=150, deadline=None)
+@given(data=st.data(), name=st.sampled_from(_ALL_TOOLS))
+def test_every_builtin_tool_is_bounded_on_hostile_arguments(hostile_context, data, name):
+    tool = _TOOLS[name]
+    handler = _handler(tool)
+    arguments = data.draw(_arguments(tool.input_schema), label="arguments")
+    if "context" in inspect.signature(handler).parameters:
+        arguments["context"] = hostile_context
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        handler(**arguments)
+    except Exception:  # noqa: BLE001 - a refusal is an answer; only time and memory are checked here
+        pass
+    finally:
+        seconds = time.monotonic() - start
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert seconds < tool.timeout, f"{name} took {seconds:.1f}s, past its {tool.timeout:g}s timeout"
+    assert peak < MAX_PYTHON_MB * 2**20, f"{name} allocated {peak / 2**20:.0f} MB"
+
+
+def _benign(name: str, schema: dict) -> object:
+    """A plain value for the parameters not under test."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        return schema.get("default", schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return ["x"]
+    if kind == "object":
+        return {}
+    return "big.txt" if name in _PATH_PARAMS else "x"
+
+
+def _timed_call(handler, arguments: dict) -> float:
+    start = time.monotonic()
+    try:
+        handler(**arguments)
+    except Exception:  # noqa: BLE001 - a refusal is an answer; only time and memory are checked
+        pass
+    return time.monotonic() - start
+
+
+def _max_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("name", [n for n in _ALL_TOOLS if _TOOLS[n].skill not in ("http", "shell")])
+def test_each_hostile_string_in_each_parameter(hostile_context, name):
+    """Deterministic sweep: every hostile string of the pool in every string parameter of every tool
+    (the network and shell tools are covered by the property above and their own tests). Memory is the
+    process's peak RSS (SQLite's own allocations included; tracemalloc would triple the sweep's time)."""
+    tool = _TOOLS[name]
+    handler = _handler(tool)
+    properties = tool.input_schema.get("properties", {})
+    required = set(tool.input_schema.get("required", []))
+    base = {k: _benign(k, v) for k, v in properties.items() if k in required}
+    if "context" in inspect.signature(handler).parameters:
+        base["context"] = hostile_context
+    strings = [k for k, v in properties.items() if v.get("type", "string") == "string" and "enum" not in v]
+    before = _max_rss_mb()
+    for key in strings:
+        pool = _PATHS if key in _PATH_PARAMS else _HOSTILE_STRINGS
+        for value in pool:
+            seconds = _timed_call(handler, {**base, key: value})
+            where = f"{name}({key}={value[:40]!r}...)"
+            assert seconds < tool.timeout, f"{where} took {seconds:.1f}s, past its {tool.timeout:g}s timeout"
+            assert _max_rss_mb() - before < MAX_PYTHON_MB, f"{where} grew the process past {MAX_PYTHON_MB} MB"

@@ -5,8 +5,13 @@ a cloud metadata service at 169.254.169.254, the office network. Host names are 
 address checked (a name may resolve to a private address; `2130706433` and `127.1` are loopback in
 disguise, which `getaddrinfo` unmasks), and the connection is made to the address that was checked,
 so DNS cannot answer differently between the check and the connect (rebinding). Refused: loopback,
-link-local, private (RFC 1918, fc00::/7), shared (100.64/10), unspecified, multicast, reserved, and
-IPv4-mapped IPv6 forms of them: anything that `ipaddress` does not call global.
+link-local, private (RFC 1918, fc00::/7), shared (100.64/10), unspecified, multicast, reserved:
+anything that `ipaddress` does not call global. An IPv6 address that carries an IPv4 address is judged
+by that IPv4 address too, because the network (or the host's own translator) delivers it there:
+IPv4-mapped (`::ffff:127.0.0.1`), IPv4-compatible (`::127.0.0.1`), IPv4-translated
+(`::ffff:0:127.0.0.1`), NAT64 (`64:ff9b::7f00:1`, which `ipaddress` calls global), 6to4
+(`2002:7f00:1::1`, also "global") and Teredo (server and client). The local-use NAT64 prefix
+`64:ff9b:1::/48` (RFC 8215) is refused whole: where its IPv4 address sits is the operator's choice.
 
 `ToolContext.allow_hosts` lets the operator (never the model) open local services: entries are host
 names (`localhost`, matched case-insensitively against the URL's host), IP addresses, or networks in
@@ -33,10 +38,36 @@ class AddressRefused(ValueError):
     """The URL's host is (or resolves to) a local or private address that is not allowed."""
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address that an IPv6 address carries (mapped, compatible, translated, NAT64, 6to4, Teredo)."""
+    value = int(address)
+    low = ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    found: list[ipaddress.IPv4Address] = []
+    if address.ipv4_mapped is not None:
+        found.append(address.ipv4_mapped)
+    if value >> 32 == 0 and value > 1:  # ::a.b.c.d (deprecated IPv4-compatible); :: and ::1 are not
+        found.append(low)
+    if value >> 32 == 0xFFFF0000:  # ::ffff:0:a.b.c.d (SIIT, RFC 2765)
+        found.append(low)
+    if address in _NAT64:
+        found.append(low)
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)
+    return found
+
+
 def is_public(address: Address) -> bool:
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _NAT64_LOCAL:
+            return False
+        if not all(is_public(inner) for inner in embedded_ipv4(address)):
+            return False
     return bool(address.is_global) and not address.is_multicast
 
 

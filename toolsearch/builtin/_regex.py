@@ -19,6 +19,10 @@ import re2
 __all__ = ["compile_pattern", "expander"]
 
 MAX_PATTERN = 10_000  # characters: a pattern is a few dozen in practice
+# RE2 tracks every capture group through the whole text, and the wrapper decodes every group's span
+# per match in Python: 300 groups took 18 s for one search over 100,000 characters. Linear, but with
+# a constant that the pattern chooses; this caps it (non-capturing (?:...) groups cost nothing extra).
+MAX_GROUPS = 16
 _MAX_MEM = 64 << 20  # bytes RE2 may use for one compiled pattern
 _UNSUPPORTED = {
     "(?=": "lookahead (?=...)", "(?!": "negative lookahead (?!...)", "(?<=": "lookbehind (?<=...)",
@@ -40,7 +44,7 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False, multiline: bool 
     options.one_line = not multiline  # one_line off: ^ and $ match at line breaks
     flags = "(?m)" if multiline else ""
     try:
-        return re2.compile(flags + pattern, options=options)
+        compiled = re2.compile(flags + pattern, options=options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) \
             else str(exc)
@@ -53,6 +57,10 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False, multiline: bool 
                 "regex engine (RE2) does not support; rewrite it without them (e.g. match more and filter, "
                 "or use capture groups)") from None
         raise ValueError(f"invalid regular expression {pattern!r}: {reason}") from None
+    if compiled.groups > MAX_GROUPS:
+        raise ValueError(f"the regular expression has {compiled.groups} capture groups; at most {MAX_GROUPS} are "
+                         "allowed: use (?:...) for groups you do not need to capture")
+    return compiled
 
 
 def expander(template: str, groups: int, names: dict[str, int]) -> Callable[[Any], str]:
@@ -68,15 +76,25 @@ def expander(template: str, groups: int, names: dict[str, int]) -> Callable[[Any
         elif ref not in names:
             raise ValueError(f"invalid replacement {template!r}: unknown group name {ref!r}")
 
-    def expand(m: Any) -> str:
-        def one(part: re.Match[str]) -> str:
-            name, number, other = part.groups()
-            ref = name if name is not None else number
-            if ref is not None:
-                value = m.group(int(ref) if ref.isdigit() else ref)
-                return value or ""
-            return _ESCAPES.get(other, "\\" + other)
+    # Parsed once into literal text and group references, so a match costs a few lookups, not a
+    # regex substitution (a replace may run for up to text.MAX_MATCHES matches).
+    parts: list[str | int] = []
+    pos = 0
+    for part in _TEMPLATE.finditer(template):
+        parts.append(template[pos:part.start()])
+        name, number, other = part.groups()
+        ref = name if name is not None else number
+        if ref is None:
+            parts.append(_ESCAPES.get(other, "\\" + other))
+        else:
+            parts.append(int(ref) if ref.isdigit() else names[ref])
+        pos = part.end()
+    parts.append(template[pos:])
+    literal = "".join(p for p in parts if isinstance(p, str))
+    if all(isinstance(p, str) for p in parts):
+        return lambda m: literal
 
-        return _TEMPLATE.sub(one, template)
+    def expand(m: Any) -> str:
+        return "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
 
     return expand

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from ..runtime.context import ToolContext
+from ..runtime.process import current_scope
 from ._workspace import display, resolve
 
 __all__ = [
@@ -110,9 +111,12 @@ def hash_file(path: str, algorithm: str = "sha256", *, context: ToolContext) -> 
     """The checksum of a file in the workspace, read in chunks (any size)."""
     hasher, name = _hasher(algorithm)
     real = resolve(context, path, kind="file")
+    scope = current_scope()
     with real.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             hasher.update(chunk)
+            if scope is not None and (scope.cancelled.is_set() or scope.remaining() <= 0):
+                raise TimeoutError(f"{display(context, real)!r} is too big to hash within the time limit")
     return {"path": display(context, real), "algorithm": name, "hex": hasher.hexdigest(),
             "bytes": real.stat().st_size}
 

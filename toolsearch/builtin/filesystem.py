@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..runtime.context import ToolContext
 from ..runtime.process import current_scope
+from ._bigfile import read_window
 from ._regex import compile_pattern
 from ._workspace import WorkspaceError, check_hard_links, display, resolve
 
@@ -39,16 +40,22 @@ MAX_READ_CHARS = 100_000  # what one read_file may put into the context window
 MAX_LINE_CHARS = 2_000
 MAX_ENTRIES = 500
 GREP_MAX_FILE_BYTES = 5_000_000
+STREAM_ABOVE_BYTES = 8_000_000  # read_file reads bigger files a window at a time (_bigfile.py)
+MAX_EDIT_BYTES = 20_000_000  # edit_file holds the file, its matches and the result in memory
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".mypy_cache"}
+
+
+def _check_text(head: bytes, size: int, path: Path, context: ToolContext) -> None:
+    if b"\x00" in head[:8192]:
+        raise ValueError(
+            f"{display(context, path)!r} looks like a binary file ({size} bytes); "
+            "read_file only shows text (hash_file or base64 tools can handle binary data)"
+        )
 
 
 def _read_text(path: Path, context: ToolContext) -> str:
     data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise ValueError(
-            f"{display(context, path)!r} looks like a binary file ({len(data)} bytes); "
-            "read_file only shows text (hash_file or base64 tools can handle binary data)"
-        )
+    _check_text(data, len(data), path, context)
     return data.decode("utf-8", errors="replace")
 
 
@@ -57,14 +64,21 @@ def read_file(path: str, offset: int = 1, limit: int = 2000, *, context: ToolCon
     if offset < 1 or limit < 1:
         raise ValueError("offset and limit must be at least 1 (offset is the 1-based first line)")
     real = resolve(context, path, kind="file")
-    lines = _read_text(real, context).splitlines(keepends=True)
-    total = len(lines)
+    size_bytes = real.stat().st_size
+    if size_bytes > STREAM_ABOVE_BYTES:  # memory bounded by what is shown, not by the file
+        with real.open("rb") as handle:
+            _check_text(handle.read(8192), size_bytes, real, context)
+        window, total = read_window(real, offset, limit, MAX_LINE_CHARS, MAX_READ_CHARS)
+    else:
+        lines = _read_text(real, context).splitlines(keepends=True)
+        total = len(lines)
+        window = lines[offset - 1 : offset - 1 + limit]
     if total and offset > total:
         raise ValueError(f"offset {offset} is past the end: {display(context, real)!r} has {total} lines")
     out: list[str] = []
     size = 0
     end = offset - 1
-    for line in lines[offset - 1 : offset - 1 + limit]:
+    for line in window:
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"... [line cut at {MAX_LINE_CHARS} characters]\n"
         if size + len(line) > MAX_READ_CHARS and out:
@@ -109,6 +123,9 @@ def edit_file(
         raise ValueError("old_string and new_string are identical; nothing would change")
     real = resolve(context, path, kind="file", write=True)
     check_hard_links(context, real)
+    if real.stat().st_size > MAX_EDIT_BYTES:
+        raise ValueError(f"{display(context, real)!r} is larger than {MAX_EDIT_BYTES // 1_000_000} MB; edit_file "
+                         "works on smaller files (rewrite a big file with write_file, or split it)")
     text = _read_text(real, context)
     starts = [m.start() for m in re.finditer(re.escape(old_string), text)]
     name = display(context, real)
@@ -160,18 +177,48 @@ def _check_pattern(pattern: str) -> None:
         )
 
 
+MAX_GLOB_MATCHES = 20 * MAX_ENTRIES  # collected (and sorted) before the walk stops
+
+
+def _simple_pattern(pattern: str) -> str:
+    """`pattern` with `**/**` runs collapsed; more than two `**` refused.
+
+    pathlib walks the whole tree again under every `**`: four of them over a 30-deep folder chain
+    took 4 s, and each more multiplies the work by the depth.
+    """
+    parts: list[str] = []
+    for part in Path(pattern).parts:
+        if not (part == "**" and parts and parts[-1] == "**"):
+            parts.append(part)
+    if parts.count("**") > 2:
+        raise WorkspaceError(f"pattern {pattern!r} has more than two '**' parts; one '**' already matches "
+                             "any depth (e.g. '**/*.py' or 'src/**/test_*.py')")
+    return "/".join(parts)
+
+
 def glob(pattern: str, path: str = ".", *, context: ToolContext) -> str:
     """Files and folders under `path` matching a glob such as "**/*.py", sorted by path."""
     _check_pattern(pattern)
     base = resolve(context, path, kind="dir")
     found = []
-    for match in base.glob(pattern):
+    scope = current_scope()
+    stopped = ""
+    for match in base.glob(_simple_pattern(pattern)):
+        if scope is not None and (scope.cancelled.is_set() or scope.remaining() <= 0):
+            stopped = "the call's time ran out"  # do not run on as an abandoned thread
+            break
         if match.resolve().is_relative_to(context.workspace) and not (set(match.parts) & SKIP_DIRS):
             found.append(display(context, match) + ("/" if match.is_dir() else ""))
+            if len(found) >= MAX_GLOB_MATCHES:
+                stopped = f"more than {MAX_GLOB_MATCHES} paths match"
+                break
     found.sort()
     if not found:
         return f"no paths match {pattern!r} under {display(context, base)}"
     more = f"\n[{len(found) - MAX_ENTRIES} more not shown; narrow the pattern]" if len(found) > MAX_ENTRIES else ""
+    if stopped:
+        more = f"\n[the search stopped early ({stopped}); these are the first {min(len(found), MAX_ENTRIES)} " \
+               "paths of those found, sorted; narrow the pattern or the path]"
     return "\n".join(found[:MAX_ENTRIES]) + more
 
 

@@ -10,12 +10,18 @@ response's charset; only http and https URLs are accepted (no file://, ftp://).
 Only public addresses are reached (`_netguard.py`): loopback, link-local and private ranges are refused
 after resolving the host (also when spelled `2130706433` or `127.1`), redirects go only to http(s), and
 the operator opens local services with `ToolContext(allow_hosts=[...])` (CLI: `--allow-host`).
+
+The timeout covers the whole body, not each read: a server that sends one byte just inside every
+socket timeout would otherwise hold the call for as long as it likes. `max_bytes` is capped at
+`MAX_BODY_LIMIT` whatever the caller passes. (Status line and headers are still read with the per-read
+socket timeout only; http.client caps them at 100 lines of 64 KB.)
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -27,6 +33,8 @@ from ._netguard import AddressRefused, guarded_opener
 __all__ = ["TransientHTTPError", "http_get", "http_post", "parse_url"]
 
 MAX_BODY = 100_000
+MAX_BODY_LIMIT = 5_000_000  # the skill file's maximum for max_bytes
+_READ = 65_536
 USER_AGENT = "toolsearch-http/1"
 
 
@@ -54,24 +62,42 @@ def _body(data: bytes, charset: str | None, limit: int) -> tuple[str, bool]:
     return text, len(data) > limit
 
 
+def _read_body(response: Any, limit: int, deadline: float, what: str, timeout: float) -> bytes:
+    """At most `limit` bytes, a socket read at a time, stopping at the call's deadline."""
+    read = getattr(response, "read1", response.read)  # read1: what one recv gives, never waits to fill
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        if time.monotonic() > deadline:
+            raise TransientHTTPError(f"{what} timed out after {timeout:g}s while receiving the body")
+        piece = read(min(_READ, limit - size))
+        if not piece:
+            break
+        parts.append(piece)
+        size += len(piece)
+    return b"".join(parts)
+
+
 def _send(request: urllib.request.Request, timeout: float, max_bytes: int,
           context: ToolContext | None) -> dict[str, Any]:
     if not 0 < timeout <= 120:
         raise ValueError("timeout must be between 0 and 120 seconds")
+    max_bytes = max(1, min(max_bytes, MAX_BODY_LIMIT))
     url = request.full_url
     opener = guarded_opener(context.allow_hosts if context is not None else ())
+    deadline = time.monotonic() + timeout
     try:
         with opener.open(request, timeout=timeout) as response:
-            data = response.read(max_bytes + 1)
+            data = _read_body(response, max_bytes + 1, deadline, f"{request.get_method()} {url}", timeout)
             status, reason, headers = response.status, response.reason, response.headers
     except urllib.error.HTTPError as exc:
-        data = exc.read(max_bytes + 1) if exc.fp else b""
+        data = _read_body(exc, 2_001, deadline, f"{request.get_method()} {url}", timeout) if exc.fp else b""
         text, _ = _body(data, exc.headers.get_content_charset() if exc.headers else None, 2_000)
         message = f"{request.get_method()} {url} failed: HTTP {exc.code} {exc.reason}" + (f"\n{text}" if text else "")
         if exc.code == 429 or exc.code >= 500:
             raise TransientHTTPError(message) from None
         raise ValueError(message) from None
-    except AddressRefused:
+    except (AddressRefused, TransientHTTPError):
         raise
     except urllib.error.URLError as exc:
         reason = exc.reason

@@ -5,6 +5,12 @@ Queries use a small, predictable subset of JSONPath: `$.store.books[0].title`, `
 `items.*.id`, `['key with spaces']`, negative indexes; the leading `$` is optional and a bare dotted
 path (`a.b.0`) works too. A path that does not exist is an error naming the step that failed and the
 keys that were there, which is what a model needs to correct itself.
+
+Bounded for untrusted input: `json_validate` follows `$ref` only inside the schema given and runs in
+bounded time (`_schema.py`); pretty-printing and flattening, whose output can grow with the square of
+the input (every line indented by its depth; every flat key repeats its parents' keys), are refused
+past `MAX_OUTPUT_CHARS` before the output is built; nesting past Python's recursion limit is a clear
+error, not a RecursionError.
 """
 
 from __future__ import annotations
@@ -14,15 +20,20 @@ import json
 import re
 from typing import Any
 
+import heapq
+import itertools
+
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from ..runtime.context import ToolContext
+from ._schema import bounded_validator, unresolvable_message
 from ._workspace import resolve
 
 __all__ = ["json_flatten", "json_format", "json_merge", "json_query", "json_validate"]
 
 MAX_FILE_BYTES = 20_000_000
+MAX_OUTPUT_CHARS = 5_000_000
 _STEP = re.compile(r"""\.?\s*(?:\[\s*(?:(-?\d+)|\*|'([^']*)'|"([^"]*)")\s*\]|(\*)|([^.\[\]]+))""")
 _MISSING = object()
 
@@ -39,6 +50,8 @@ def _load(data: Any, file: str | None, context: ToolContext | None, name: str = 
         text = real.read_text(encoding="utf-8-sig")
         try:
             return json.loads(text)
+        except RecursionError:
+            raise ValueError(f"{file!r} is nested too deeply (more than about 1000 levels)") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"{file!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     if data is None:
@@ -46,6 +59,8 @@ def _load(data: Any, file: str | None, context: ToolContext | None, name: str = 
     if isinstance(data, str):
         try:
             return json.loads(data)
+        except RecursionError:
+            raise ValueError(f"{name} is nested too deeply (more than about 1000 levels)") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"{name} is not valid JSON text: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     return data
@@ -112,9 +127,30 @@ def json_format(
 ) -> str:
     """Pretty-print (or minify) JSON; also a quick check that the text is valid JSON."""
     value = _load(data, file, context)
-    if minify:
-        return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, separators=(",", ":"))
-    return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, indent=max(0, min(indent, 8)))
+    indent = max(0, min(indent, 8))
+    try:
+        compact = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, separators=(",", ":"))
+        if minify:
+            return compact
+        if len(compact) + _indentation(value, indent, MAX_OUTPUT_CHARS) > MAX_OUTPUT_CHARS:
+            raise ValueError(f"the formatted JSON would be longer than {MAX_OUTPUT_CHARS} characters (deep "
+                             "nesting times the indent); use minify=true or a smaller indent")
+        return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, indent=indent)
+    except RecursionError:
+        raise ValueError("the data is nested too deeply to format") from None
+
+
+def _indentation(value: Any, indent: int, stop: int) -> int:
+    """Characters of line breaks and indentation that `json.dumps(indent=...)` adds (stops past `stop`)."""
+    total = 0
+    stack = [(value, 1)]
+    while stack and total <= stop:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        if children:
+            total += (len(children) + 1) * (1 + depth * indent) + (2 * len(children) if isinstance(node, dict) else 0)
+            stack.extend((child, depth + 1) for child in children)
+    return total
 
 
 def json_validate(
@@ -123,16 +159,33 @@ def json_validate(
 ) -> dict[str, Any]:
     """Check JSON data against a JSON Schema; list every violation with its location."""
     schema_value = _load(schema, None, None, "schema")
+    max_errors = max(1, min(max_errors, 500))
     try:
-        validator = Draft202012Validator(schema_value)
         Draft202012Validator.check_schema(schema_value)
+        validator = bounded_validator(schema_value)  # $ref stays inside the schema; see _schema.py
     except SchemaError as exc:
-        raise ValueError(f"the schema itself is invalid: {exc.message}") from None
+        raise ValueError(f"the schema itself is invalid: {exc.message[:500]}") from None
+    except RecursionError:
+        raise ValueError("the schema is nested too deeply to check") from None
     value = _load(data, file, context)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    counter = itertools.count()
+    try:
+        # Every error is counted, only `max_errors` are kept: a big file full of errors stays small.
+        errors = heapq.nsmallest(
+            max_errors, ((next(counter), e) for e in validator.iter_errors(value)),
+            key=lambda pair: (list(map(str, pair[1].absolute_path)), pair[0]))
+    except RecursionError:
+        raise ValueError("the schema or the data is nested too deeply to validate") from None
+    except Exception as exc:
+        message = unresolvable_message(exc)
+        if message is None:
+            raise
+        raise ValueError(message) from None
+    total = next(counter)
     report = [{"at": "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path),
-               "error": e.message} for e in errors[:max_errors]]
-    return {"valid": not errors, "error_count": len(errors), "errors": report}
+               "error": e.message if len(e.message) <= 1_000 else e.message[:1_000] + "..."}
+              for _, e in errors]
+    return {"valid": total == 0, "error_count": total, "errors": report}
 
 
 def _deep_merge(base: Any, patch: Any, arrays: str) -> Any:
@@ -153,21 +206,32 @@ def json_merge(base: Any, patch: Any, arrays: str = "replace") -> Any:
     """Deep-merge `patch` into `base` (JSON Merge Patch, RFC 7386: null deletes a key)."""
     if arrays not in ("replace", "concat"):
         raise ValueError("arrays must be 'replace' or 'concat'")
-    return _deep_merge(_load(base, None, None, "base"), _load(patch, None, None, "patch"), arrays)
+    try:
+        return _deep_merge(_load(base, None, None, "base"), _load(patch, None, None, "patch"), arrays)
+    except RecursionError:
+        raise ValueError("the data is nested too deeply to merge") from None
 
 
 def json_flatten(data: Any = None, file: str | None = None, separator: str = ".",
                  *, context: ToolContext | None = None) -> dict[str, Any]:
     """Flatten nested objects/arrays into one level of `a.b.0.c` keys (e.g. to build a table)."""
     flat: dict[str, Any] = {}
+    size = [0]
 
     def visit(value: Any, prefix: str) -> None:
         items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else None
         if items is None or not value:
+            size[0] += len(prefix)  # a deep path repeats its parents' keys in every leaf's key
+            if size[0] > MAX_OUTPUT_CHARS:
+                raise ValueError(f"the flattened keys would be longer than {MAX_OUTPUT_CHARS} characters in all "
+                                 "(deep nesting under long keys); flatten a part of the data (json_query first)")
             flat[prefix or "$"] = value
             return
         for key, child in items:
             visit(child, f"{prefix}{separator}{key}" if prefix else str(key))
 
-    visit(_load(data, file, context), "")
+    try:
+        visit(_load(data, file, context), "")
+    except RecursionError:
+        raise ValueError("the data is nested too deeply to flatten") from None
     return flat

@@ -5,7 +5,12 @@ calculator needs (numbers, + - * / // % **, unary signs, comparisons are not nee
 set of math functions, the constants pi/e/tau/inf). Names, attributes, subscripts, lambdas and strings
 are rejected, so there is no path to Python objects. Size guards stop the cheap denial-of-service
 tricks: `9**9**9` is refused before it is computed (the result's size is estimated from bit lengths),
-integers are capped at `MAX_INT_BITS`, and factorial/comb arguments are bounded.
+integers are capped at `MAX_INT_BITS`, and factorial/comb arguments are bounded. Big-integer work
+holds the GIL (every other call and session waits), so the operands that make it slow are bounded too:
+`round(5, -15000000)` built 10**15000000 (15.6 s) and is now answered without it, expressions nest at
+most `MAX_DEPTH` deep (a deeper one raised RecursionError), a base conversion reads at most
+`MAX_INT_BITS` bits (the digit loop is quadratic), and `prime_factors` uses Pollard's rho, so a
+15-digit prime takes milliseconds instead of 4 s of trial division.
 Unit conversion lives in `units.py`.
 """
 
@@ -29,6 +34,8 @@ __all__ = [
 
 MAX_EXPRESSION = 2_000
 MAX_INT_BITS = 4_096  # ~1233 decimal digits: ample for a calculator, cheap to compute with
+MAX_DIGITS = 1_300  # decimal digits past any MAX_INT_BITS integer: round() beyond this changes nothing
+MAX_DEPTH = 200  # nesting of the expression tree (CPython's parser stops at 200 parentheses too)
 
 _BIN: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -48,6 +55,15 @@ def _bounded(limit: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return wrap
 
 
+def _round(value: Any, ndigits: Any = None) -> Any:
+    """round(), without building 10**|ndigits| for a huge ndigits (the result is already known)."""
+    if ndigits is None or not isinstance(ndigits, int) or abs(ndigits) <= MAX_DIGITS:
+        return round(value, ndigits)
+    if ndigits > 0:
+        return round(value, MAX_DIGITS)  # keeps every digit an int or float here can have
+    return type(value)(0) if isinstance(value, (int, float)) else round(value, ndigits)
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     name: getattr(math, name)
     for name in (
@@ -56,7 +72,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
         "gcd", "lcm", "isqrt", "fabs", "copysign",
     )
 } | {
-    "abs": abs, "round": round, "min": min, "max": max, "sum": lambda *a: math.fsum(a),
+    "abs": abs, "round": _round, "min": min, "max": max, "sum": lambda *a: math.fsum(a),
     "factorial": _bounded(1000)(math.factorial), "comb": _bounded(10_000)(math.comb),
     "perm": _bounded(10_000)(math.perm), "ln": math.log,
 }
@@ -82,13 +98,16 @@ def _power(base: Any, exponent: Any) -> Any:
     return base**exponent
 
 
-def _eval(node: ast.AST) -> Any:
+def _eval(node: ast.AST, depth: int = 0) -> Any:
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the expression nests more than {MAX_DEPTH} operations deep; split it into steps")
+    depth += 1
     if isinstance(node, ast.Expression):
-        return _eval(node.body)
+        return _eval(node.body, depth)
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-        left, right = _eval(node.left), _eval(node.right)
+        left, right = _eval(node.left, depth), _eval(node.right, depth)
         if isinstance(node.op, ast.Pow):
             return _check_size(_power(left, right))
         if isinstance(node.op, ast.Mult) and isinstance(left, int) and isinstance(right, int):
@@ -96,7 +115,7 @@ def _eval(node: ast.AST) -> Any:
                 raise ValueError(f"the result has more than {MAX_INT_BITS} bits; this calculator stops there")
         return _check_size(_BIN[type(node.op)](left, right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_eval(node.operand))
+        return _UNARY[type(node.op)](_eval(node.operand, depth))
     if isinstance(node, ast.Name):
         if node.id in _CONSTANTS:
             return _CONSTANTS[node.id]
@@ -105,7 +124,7 @@ def _eval(node: ast.AST) -> Any:
         fn = _FUNCTIONS.get(node.func.id)
         if fn is None:
             raise ValueError(f"unknown function {node.func.id!r}; available: {', '.join(sorted(_FUNCTIONS))}")
-        return _check_size(fn(*[_eval(a) for a in node.args]))
+        return _check_size(fn(*[_eval(a, depth) for a in node.args]))
     raise ValueError(
         f"'{ast.unparse(node)}' is not allowed: only numbers, + - * / // % ** ^, parentheses, "
         "math functions and the constants pi, e, tau are supported"
@@ -178,10 +197,16 @@ def convert_number_base(value: str, from_base: int = 10, to_base: int = 2) -> di
         if not 2 <= base <= 36:
             raise ValueError(f"bases must be between 2 and 36, got {base}")
     text = value.strip().lower().replace("_", "")
+    if len(text) > MAX_INT_BITS + 3:  # base 2 needs the most digits; the check below is exact
+        raise ValueError(f"the value has more than {MAX_INT_BITS} digits; this tool converts integers of up "
+                         f"to {MAX_INT_BITS} bits")
     try:
         number = int(text, from_base if not text.lstrip("-").startswith(("0x", "0b", "0o")) else 0)
     except ValueError:
-        raise ValueError(f"{value!r} is not an integer in base {from_base}") from None
+        raise ValueError(f"{value[:100]!r} is not an integer in base {from_base}") from None
+    if number.bit_length() > MAX_INT_BITS:
+        raise ValueError(f"the value has more than {MAX_INT_BITS} bits; this tool converts integers of up to "
+                         f"{MAX_INT_BITS} bits")
     digits = "0123456789abcdefghijklmnopqrstuvwxyz"
     n, out = abs(number), ""
     while True:
@@ -192,18 +217,64 @@ def convert_number_base(value: str, from_base: int = 10, to_base: int = 2) -> di
     return {"value": value, "decimal": number, "base": to_base, "result": ("-" if number < 0 else "") + out}
 
 
+def _is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for n < 3.3e24 (these bases are proven enough)."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    if n in bases:
+        return True
+    if any(n % b == 0 for b in bases):
+        return False
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for b in bases:
+        x = pow(b, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _factor(n: int) -> int:
+    """A non-trivial factor of a composite n (Pollard's rho, Brent's variant; n is odd and small here)."""
+    for c in range(1, n):
+        x = y = 2
+        d = 1
+        while d == 1:
+            x = (x * x + c) % n
+            y = (y * y + c) % n
+            y = (y * y + c) % n
+            d = math.gcd(abs(x - y), n)
+        if d != n:
+            return d
+    raise ArithmeticError(f"no factor found for {n}")  # unreachable for a composite n
+
+
 def prime_factors(number: int) -> dict[str, Any]:
-    """Prime factorisation by trial division (numbers up to 10**15)."""
+    """Prime factorisation (numbers up to 10**15): small primes by division, the rest by Pollard's rho."""
     if not 2 <= number <= 10**15:
         raise ValueError("number must be between 2 and 10**15")
-    factors, n, d = [], number, 2
-    while d * d <= n:
+    factors, n = [], number
+    for d in range(2, 1000):
         while n % d == 0:
             factors.append(d)
             n //= d
-        d += 1 if d == 2 else 2
-    if n > 1:
-        factors.append(n)
+    pending = [n] if n > 1 else []
+    while pending:
+        n = pending.pop()
+        if _is_prime(n):
+            factors.append(n)
+        else:
+            d = _factor(n)
+            pending += [d, n // d]
+    factors.sort()
     return {"number": number, "factors": factors, "is_prime": factors == [number]}
 
 

@@ -4,6 +4,18 @@ Read-only is enforced by SQLite itself, three ways, rather than by inspecting th
 easy to fool): the file is opened through a `file:...?mode=ro` URI, `PRAGMA query_only` is on, and an
 authorizer denies ATTACH (which could otherwise open a file outside the workspace). A progress handler
 aborts a query that runs past its time limit, so a runaway cross join cannot hold the worker forever.
+
+The authorizer also confines what a statement can reach and reveal:
+- ATTACH/DETACH are denied, which also stops `VACUUM INTO '/anywhere'` (it attaches the target file);
+- only read-only introspection pragmas run (`_PRAGMAS`): `temp_store_directory` and
+  `data_store_directory` would move SQLite's files outside the workspace, `temp_store = memory` would
+  put every sort in RAM, and the rest can change the connection;
+- `fts3_tokenizer` (its one-argument form returns a heap pointer, which defeats ASLR), `fts5` and
+  `load_extension` are denied.
+Memory is bounded by SQLite limits rather than after the fact: no string or blob over
+`MAX_VALUE_BYTES` (`zeroblob(1e9)` allocated 1 GB; `length()` still works on bigger stored values), a
+result of at most `MAX_COLUMNS` columns (checked with EXPLAIN before the statement runs, because the
+first row is computed as it starts), text cut as it is read, and rows are read one at a time.
 """
 
 from __future__ import annotations
@@ -22,10 +34,32 @@ __all__ = ["sqlite_describe_table", "sqlite_list_tables", "sqlite_query"]
 
 MAX_ROWS = 1000
 MAX_CELL_CHARS = 500
+MAX_VALUE_BYTES = 1_000_000
+MAX_COLUMNS = 100
+MAX_SQL_CHARS = 100_000
+_PRAGMAS = frozenset({
+    "application_id", "collation_list", "compile_options", "data_version", "database_list", "encoding",
+    "foreign_key_check", "foreign_key_list", "freelist_count", "function_list", "index_info", "index_list",
+    "index_xinfo", "integrity_check", "module_list", "page_count", "page_size", "pragma_list", "quick_check",
+    "schema_version", "table_info", "table_list", "table_xinfo", "user_version",
+})
+_FUNCTIONS_DENIED = frozenset({"fts3_tokenizer", "fts5", "load_extension"})
 
 
-def _deny_attach(action: int, *_: object) -> int:
-    return sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) else sqlite3.SQLITE_OK
+def _authorize(action: int, first: str | None, second: str | None, *_: object) -> int:
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and (first or "").lower() not in _PRAGMAS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (second or "").lower() in _FUNCTIONS_DENIED:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _text(data: bytes) -> str:
+    # Cut as it is read: a long text never becomes a long Python string (4 bytes per character at most,
+    # plus one, so _cell still sees that it was longer than MAX_CELL_CHARS).
+    return data[: 4 * MAX_CELL_CHARS + 4].decode("utf-8", errors="replace")
 
 
 def _connect(context: ToolContext, database: str, seconds: float) -> tuple[sqlite3.Connection, Path]:
@@ -35,10 +69,30 @@ def _connect(context: ToolContext, database: str, seconds: float) -> tuple[sqlit
             raise ValueError(f"{display(context, real)!r} is not a SQLite database file")
     conn = sqlite3.connect(f"file:{pathname2url(str(real))}?mode=ro", uri=True, check_same_thread=False)
     conn.execute("PRAGMA query_only = ON")
-    conn.set_authorizer(_deny_attach)
+    conn.set_authorizer(_authorize)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1_000)
     deadline = time.monotonic() + seconds
     conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
     return conn, real
+
+
+def _check_columns(conn: sqlite3.Connection, sql: str, params: Any) -> None:
+    """Refuse a statement whose rows have more than MAX_COLUMNS columns, before it runs.
+
+    EXPLAIN only compiles the statement; its ResultRow instructions name the column count (p2). A
+    statement that is itself an EXPLAIN (EXPLAIN EXPLAIN is a syntax error) has a fixed, small shape;
+    any other statement that does not compile fails the same way when it is run.
+    """
+    try:
+        program = conn.execute("EXPLAIN " + sql, params).fetchall()
+    except sqlite3.Error:
+        return
+    columns = max((row[3] for row in program if row[1] == "ResultRow"), default=0)
+    if columns > MAX_COLUMNS:
+        raise ValueError(f"the statement returns {columns} columns; this tool returns at most {MAX_COLUMNS}: "
+                         "name the columns you need")
 
 
 def _cell(value: Any) -> Any:
@@ -61,24 +115,39 @@ def sqlite_query(
     """Run one read-only statement (SELECT, WITH, PRAGMA, EXPLAIN) and return columns and rows."""
     if not 1 <= max_rows <= MAX_ROWS:
         raise ValueError(f"max_rows must be between 1 and {MAX_ROWS}")
+    if len(sql) > MAX_SQL_CHARS:
+        raise ValueError(f"the SQL statement is longer than {MAX_SQL_CHARS} characters")
     conn, real = _connect(context, database, timeout)
+    conn.text_factory = _text
     with closing(conn):
         try:
+            _check_columns(conn, sql, params or [])
             cursor = conn.execute(sql, params or [])
-            rows = cursor.fetchmany(max_rows + 1)
+            rows = []
+            for row in cursor:  # one at a time: each row is cut down before the next is read
+                rows.append([_cell(v) for v in row])
+                if len(rows) > max_rows:
+                    break
         except sqlite3.OperationalError as exc:
             message = str(exc)
             if "interrupted" in message:
                 message = f"the query ran longer than {timeout:g}s and was stopped"
             elif "readonly" in message or "query_only" in message or "not authorized" in message:
-                message += " (this tool is read-only: only SELECT/WITH/PRAGMA/EXPLAIN queries work)"
+                message += (" (this tool is read-only: only SELECT/WITH/EXPLAIN queries and introspection "
+                            "PRAGMAs such as table_info work; ATTACH, fts3_tokenizer and load_extension are refused)")
+            raise ValueError(f"SQLite error in {display(context, real)!r}: {message}") from None
+        except sqlite3.DataError as exc:
+            message = str(exc)
+            if "too big" in message:
+                message += (f" (values over {MAX_VALUE_BYTES} bytes are not read or built by this tool; "
+                            "length() still works on them)")
             raise ValueError(f"SQLite error in {display(context, real)!r}: {message}") from None
         except (sqlite3.Error, ValueError) as exc:  # e.g. wrong number of bindings, two statements
             raise ValueError(f"SQLite error in {display(context, real)!r}: {exc}") from None
         columns = [d[0] for d in cursor.description or ()]
     result: dict[str, Any] = {
         "columns": columns,
-        "rows": [[_cell(v) for v in row] for row in rows[:max_rows]],
+        "rows": rows[:max_rows],
         "row_count": min(len(rows), max_rows),
     }
     if len(rows) > max_rows:

@@ -5,15 +5,23 @@ a file and pass it on). Inputs are capped at `MAX_TEXT` characters because a reg
 megabytes of text can hold a worker for a long time, and outputs are capped for the context window.
 The model's regular expressions run on RE2 (`_regex.py`): linear time, so `(a+)+$` cannot stall the
 process; backreferences and lookaround in a pattern get a clear error.
+
+Every tool is linear in its input and bounded in its output, because a Python `re` call (or a big
+string operation) holds the GIL: while it runs, every other tool call and gateway session waits, and a
+timed-out call's thread cannot be stopped. So the extraction patterns run on RE2 too (Python's `re`
+took 5 s on 40,000 a's for the e-mail pattern), case conversion splits words in one pass (the old
+`([A-Z]+)([A-Z][a-z])` took 12 s on 30,000 A's), match loops stop after `MAX_MATCHES` (the RE2
+wrapper costs ~10 us a match), and a replacement whose result would pass `MAX_OUTPUT` characters is
+refused before it is built (an empty pattern with a long replacement built 400 MB).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from typing import Any
 
+from ._diff import unified_diff
 from ._regex import compile_pattern, expander
 
 __all__ = [
@@ -28,6 +36,9 @@ __all__ = [
 ]
 
 MAX_TEXT = 1_000_000
+MAX_OUTPUT = 2_000_000  # characters a replacement may produce
+MAX_MATCHES = 50_000  # matches one call walks (count and replace): ~1 s of the RE2 wrapper's time
+MAX_SHOWN = 10_000  # matches regex_find may list
 
 
 def _check(text: str, name: str = "text") -> str:
@@ -43,10 +54,9 @@ def _compile(pattern: str, ignore_case: bool, multiline: bool = False) -> Any:
 def text_diff(old: str, new: str, context_lines: int = 3, old_name: str = "old", new_name: str = "new") -> str:
     """A unified diff (like `diff -u`) between two texts."""
     _check(old, "old"), _check(new, "new")
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=old_name, tofile=new_name, n=max(0, context_lines),
-    )
+    # A deadline-checked difflib (see _diff.py): SequenceMatcher is quadratic on some inputs.
+    diff = unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                        old_name, new_name, max(0, min(context_lines, 1_000)))
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
     return out or "the texts are identical"
 
@@ -56,10 +66,13 @@ def regex_find(
 ) -> dict[str, Any]:
     """All matches of a regular expression, with positions and capture groups."""
     regex = _compile(pattern, ignore_case, multiline)
+    max_matches = max(1, min(max_matches, MAX_SHOWN))
     matches = []
     total = 0
     for m in regex.finditer(_check(text)):
         total += 1
+        if total > MAX_MATCHES:
+            break
         if len(matches) < max_matches:
             entry: dict[str, Any] = {"match": m.group(0), "start": m.start(), "end": m.end()}
             if regex.groups:
@@ -67,7 +80,12 @@ def regex_find(
             if regex.groupindex:
                 entry["named"] = m.groupdict()
             matches.append(entry)
-    return {"count": total, "matches": matches, **({"note": f"only the first {max_matches} shown"} if total > max_matches else {})}
+    result: dict[str, Any] = {"count": min(total, MAX_MATCHES), "matches": matches}
+    if total > MAX_MATCHES:
+        result["note"] = f"more than {MAX_MATCHES} matches: counting stopped there; only the first {max_matches} shown"
+    elif total > max_matches:
+        result["note"] = f"only the first {max_matches} shown"
+    return result
 
 
 def regex_replace(
@@ -76,7 +94,24 @@ def regex_replace(
     """Replace matches of a regular expression (backreferences like \\1 or \\g<name> work)."""
     regex = _compile(pattern, ignore_case, multiline)
     expand = expander(replacement, regex.groups, dict(regex.groupindex))
-    result, n = regex.subn(expand, _check(text), count=max(0, count))
+    _check(text)
+    budget = {"matches": 0, "chars": len(text)}
+
+    def bounded(m: Any) -> str:
+        # Checked per match, so the refusal comes before the big string exists (and before the
+        # wrapper's per-match cost adds up to seconds).
+        piece = expand(m)
+        budget["matches"] += 1
+        budget["chars"] += len(piece) - (m.end() - m.start())
+        if budget["matches"] > MAX_MATCHES:
+            raise ValueError(f"the pattern {pattern!r} matches more than {MAX_MATCHES} times; use a narrower "
+                             "pattern, set count, or split the text")
+        if budget["chars"] > MAX_OUTPUT:
+            raise ValueError(f"the result would be longer than {MAX_OUTPUT} characters; use a narrower pattern "
+                             "(an empty pattern matches between every two characters), set count, or split the text")
+        return piece
+
+    result, n = regex.subn(bounded, text, count=max(0, count))
     return {"replacements": n, "text": result}
 
 
@@ -97,11 +132,29 @@ def count_text(text: str) -> dict[str, Any]:
     }
 
 
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LOWER_DIGIT = _LOWER | frozenset("0123456789")
+
+
 def _words(text: str) -> list[str]:
-    # Split camelCase and snake/kebab separators so every target case gets clean word boundaries.
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
-    return [w for w in re.split(r"[\s_\-.]+", spaced) if w]
+    """Words of camelCase, PascalCase, snake/kebab/dotted text, in one pass (linear).
+
+    A word starts at an upper-case letter after a lower-case letter or digit ("fooBar"), and at the last
+    capital of a run that a lower-case letter follows ("HTTPServer" -> HTTP, Server).
+    """
+    words: list[str] = []
+    for chunk in re.split(r"[\s_\-.]+", text):
+        start = 0
+        for i in range(1, len(chunk)):
+            here, before = chunk[i], chunk[i - 1]
+            if here in _UPPER and (before in _LOWER_DIGIT or (
+                    before in _UPPER and i + 1 < len(chunk) and chunk[i + 1] in _LOWER)):
+                words.append(chunk[start:i])
+                start = i
+        if chunk:
+            words.append(chunk[start:])
+    return words
 
 
 def convert_case(text: str, to: str) -> dict[str, str]:
@@ -149,16 +202,21 @@ def sort_lines(
     return "\n".join(sorted(lines, key=key, reverse=reverse))
 
 
+# RE2 syntax (linear time): `\w` and `\b` are ASCII-only there, so word characters are spelled as
+# Unicode classes, and "not after a word character" (a lookbehind, which RE2 lacks) is a consumed
+# non-word character before a capture group: the group is what is extracted.
+_WORD = r"[\pL\pN_]"
 _EXTRACT = {
-    "emails": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    "emails": rf"[\pL\pN_.+-]+@[\pL\pN_-]+(?:\.[\pL\pN_-]+)+",
     "urls": r"https?://[^\s<>\"')\]]+",
     "numbers": r"[-+]?\d+(?:[.,]\d+)*(?:\.\d+)?",
     "dates": r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b",
-    "hashtags": r"(?<!\w)#\w+",
-    "mentions": r"(?<!\w)@\w+",
+    "hashtags": rf"(?:^|[^\pL\pN_])(#{_WORD}+)",
+    "mentions": rf"(?:^|[^\pL\pN_])(@{_WORD}+)",
     "ip_addresses": r"\b(?:\d{1,3}\.){3}\d{1,3}\b",
     "phone_numbers": r"\+?\d[\d\s().-]{7,}\d",
 }
+MAX_EXTRACTED = 500
 
 
 def extract_patterns(text: str, kinds: list[str] | None = None) -> dict[str, list[str]]:
@@ -170,6 +228,11 @@ def extract_patterns(text: str, kinds: list[str] | None = None) -> dict[str, lis
         raise ValueError(f"unknown kind(s) {unknown}; choose from {', '.join(_EXTRACT)}")
     out = {}
     for kind in chosen:
-        found = list(dict.fromkeys(m.group(0).rstrip(".,;") for m in re.finditer(_EXTRACT[kind], text)))
-        out[kind] = found[:500]
+        regex = compile_pattern(_EXTRACT[kind])
+        found: dict[str, None] = {}
+        for seen, m in enumerate(regex.finditer(text)):
+            if len(found) >= MAX_EXTRACTED or seen >= MAX_MATCHES:
+                break
+            found[m.group(m.lastindex or 0).rstrip(".,;")] = None
+        out[kind] = list(found)
     return out

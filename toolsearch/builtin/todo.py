@@ -24,6 +24,10 @@ __all__ = ["STATUSES", "TODO_TOOL_NAME", "TodoItem", "TodoPlan", "plan_summary",
 
 TODO_TOOL_NAME = "todo"
 STATE_KEY = "toolsearch.todo"
+# The plan lives as long as the session and is rendered whole into every answer: bounded, so a model
+# cannot grow a session's memory (2,000 titles of 100 KB took 400 MB) or every later answer.
+MAX_ITEMS = 200
+MAX_TITLE_CHARS = 500
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
 Status = Literal["pending", "in_progress", "completed", "cancelled"]
 _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
@@ -132,7 +136,12 @@ class TodoPlan:
 def _title(title: object) -> str:
     if not isinstance(title, str) or not title.strip():
         raise ValueError("title must be a non-empty string")
-    return " ".join(title.split())
+    if len(title) > 4 * MAX_TITLE_CHARS:  # before split(): whitespace-heavy titles shrink, but not forever
+        raise ValueError(f"a title must be at most {MAX_TITLE_CHARS} characters; keep plan items short")
+    text = " ".join(title.split())
+    if len(text) > MAX_TITLE_CHARS:
+        raise ValueError(f"a title must be at most {MAX_TITLE_CHARS} characters; keep plan items short")
+    return text
 
 
 def get_plan(context: ToolContext) -> TodoPlan:
@@ -171,7 +180,11 @@ def todo(
         new = [t for t in ([title] if title else []) + list(titles or [])]
         if not new:
             raise ValueError("action 'add' needs a title (or a list of titles)")
-        added = [plan.add(t) for t in new]
+        checked = [_title(t) for t in new]  # all or nothing
+        if len(plan.items) + len(checked) > MAX_ITEMS:
+            raise ValueError(f"a plan holds at most {MAX_ITEMS} items (it has {len(plan.items)}); cancel or "
+                             "complete items, or group steps into fewer items")
+        added = [plan.add(t) for t in checked]
         head = "added " + ", ".join(i.id for i in added)
     elif action == "update":
         if not title:

@@ -142,9 +142,9 @@ def test_cpu_bound_builtins_run_in_worker_processes() -> None:
     assert tools["todo"].isolation == "thread"  # keeps per-session state: must stay in this process
 
 
-def test_a_builtin_past_its_timeout_is_stopped_while_others_answer(tmp_path: Path) -> None:
-    """`calculate("round(5, -15000000)")` held the GIL for 15 s; now it ends by its 5 s timeout (or
-    sooner, if the tool refuses it) while another call answers at once."""
+def test_a_hostile_builtin_call_never_delays_another_call(tmp_path: Path) -> None:
+    """`calculate("round(5, -15000000)")` held the GIL for 15 s. The tool now answers it without building
+    10**15000000, and it runs in a worker process anyway: another call answers at once meanwhile."""
     with Executor(default_catalog_path(), context=ToolContext(workspace=tmp_path)) as executor:
         assert executor.run("calculate", {"expression": "2 + 2"}).data["result"] == 4  # worker warm
         results: list = []
@@ -158,7 +158,7 @@ def test_a_builtin_past_its_timeout_is_stopped_while_others_answer(tmp_path: Pat
         assert time.monotonic() - quick < 1
         caller.join()
         assert time.monotonic() - started < 8
-        assert results[0].is_error
+        assert results[0].is_error or results[0].data["result"] == 0
 
 
 def test_a_transient_failure_in_a_worker_is_retried_per_the_policy() -> None:

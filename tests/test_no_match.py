@@ -92,3 +92,15 @@ def test_the_hybrid_balanced_abstains_only_when_words_and_vectors_both_say_no():
     assert hybrid("balanced").search("qwerty zxcvb") == []  # no word, cosine 0 to every tool
     assert hybrid("off").search(request)[0].name == "bar_chart"
 
+
+
+def test_a_request_with_no_meaningful_word_keeps_what_matched():
+    # "sha512sum" is an identifier the catalog does not know and the rest is a path: no meaningful word
+    # to judge by, so the tool its parts match is kept (requiring a shared word withheld such requests)
+    s = Searcher([Skill(name="dev", tools=[
+        Tool(name="hash_file", description="Compute the sha512 or sha256 sum of a file."),
+        Tool(name="read_file", description="Read a text file."),
+    ])])
+    assert s.evidence("sha512sum vendor/lib.so").words == 0
+    assert s.search("sha512sum vendor/lib.so")[0].name == "hash_file"
+    assert s.search("tell me a joke") == []

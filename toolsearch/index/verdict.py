@@ -83,8 +83,13 @@ class Verdict:
         counts: a broad request ("file", "git") is answered with the best few tools that hold it.
         Tried first and dropped: also requiring a word rarer than `min_matched_idf` or one in the top
         tool's name, which refused "file" on the bundled skills (in a third of them, and the top tool,
-        glob, holds it in its description only)."""
-        return self.matched > 0
+        glob, holds it in its description only).
+
+        A request with no meaningful word at all ("12*37+5", "sha512sum vendor/lib.so": numbers,
+        values, identifiers the catalog does not know) gives nothing to judge by: what matched is kept,
+        as `coverage` does. (Requiring a shared word there withheld 1.5% of the bundled skills'
+        calibration requests, arithmetic and shell commands, for 0.9 points of abstention.)"""
+        return self.matched > 0 or not self.weights
 
     def strict(self, config: SearchConfig, n_docs: int) -> bool:
         """The strict no-good-match rule, in three steps a user can check against a hit's matched words:

@@ -27,3 +27,16 @@ def test_toolsearch_search_says_why_in_one_plain_sentence_and_explain_names_the_
     assert err.startswith("no good match: the tools share too little of the request") and "min_" not in err
     assert main([*base, "--no-match", "strict", "--explain", *request]) == 0
     assert "min_coverage" in capsys.readouterr().err
+
+
+def test_repaired_schema_slips_do_not_claim_that_skills_were_left_out(tmp_path, capsys):
+    import json
+
+    from toolsearch.cli import main
+
+    catalog = tmp_path / "tools.jsonl"
+    catalog.write_text(json.dumps({"name": "list_orders", "description": "List orders", "parameters": {
+        "type": "object", "properties": {"limit": {"type": "integer", "maximum": "250"}}}}) + "\n")
+    assert main(["search", "--catalog", str(catalog), "--index", str(tmp_path / "ix"), "orders"]) == 0
+    captured = capsys.readouterr()
+    assert "list_orders" in captured.out and "left out" not in captured.err

@@ -71,8 +71,9 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     require_tools(args.catalog, len(searcher.catalog), searcher.problems)
     if args.index is not None:
         record_catalog(args.index, args.catalog)
-    if searcher.problems:
-        print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
+    errors = [p for p in searcher.problems if getattr(p, "is_error", True)]  # repaired schemas are warnings
+    if errors:
+        print(f"toolsearch {args.command}: warning: {len(errors)} problem(s) in "
               f"{args.catalog}; those skills are left out (details: toolsearch validate "
               f"{args.catalog})", file=sys.stderr)
     return searcher

@@ -156,11 +156,14 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
     from ..index.verdict import nearer_everyday
 
     e, config = searcher.evidence(query, k), searcher.config
+    # an English-only model and a request in another script: BM25F alone judged it
+    script = "the embedding model does not read the request's script, so words alone decide: " if (
+        searcher.reranker is not None and searcher.reranker_for(query) is None) else ""
     if config.no_match == "balanced":
-        return (f"no_match balanced: the best tools hold {e.coverage:.0%} of the request's {e.words} "
+        return script + (f"no_match balanced: the best tools hold {e.coverage:.0%} of the request's {e.words} "
                 f"meaningful words (idf-weighted; balanced answers from any shared word)"
-                + (f"; best cosine {e.closest:.2f}, below the lower dense bar {e.dense_bars[0]:.2f} "
-                   f"(dense_gate_quantile {config.dense_gate_quantile})"
+                + (f"; best cosine {e.closest:.2f}, short of {e.dense_bars[1]:.2f}, from which the embedding "
+                   f"alone answers (dense_answer_quantile {config.dense_answer_quantile})"
                    if e.dense_bars is not None and e.closest is not None else ""))
     if e.dense_bars is not None and e.closest < e.dense_bars[0]:  # bars come with a cosine
         return (f"no tool embeds near the request: best cosine {e.closest:.2f}, below {e.dense_bars[0]:.2f}, "
@@ -170,9 +173,7 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
         return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
                 f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
                 f"(everyday_lead {config.everyday_lead})")
-    # an English-only model and a request in another script: BM25F alone judged it
-    text = "the embedding model does not read the request's script, so words alone decide: " if (
-        searcher.reranker is not None and searcher.reranker_for(query) is None) else ""
+    text = script
     if e.strength == 0:
         return text + "no tool shares a meaningful word with the request"
     text += (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "

@@ -131,3 +131,15 @@ def test_validate_passes_a_catalog_with_repaired_slips_only(tmp_path, capsys):
     assert main(["validate", str(path), "--no-import"]) == 0
     assert "warning:" in capsys.readouterr().out
     assert load_skills(path).ok
+
+
+def test_a_strict_searcher_loads_a_catalog_with_repaired_slips_and_the_snapshot_keeps_them_warnings(tmp_path):
+    from toolsearch.index.searcher import Searcher
+
+    path = tmp_path / "tools.jsonl"
+    path.write_text(json.dumps({"name": "list_orders", "description": "List orders", "parameters": {
+        "type": "object", "properties": {"limit": {"type": "integer", "maximum": "250"}}}}) + "\n")
+    first = Searcher.from_path(path, tmp_path / "ix", strict=True)  # warnings never fail a strict load
+    again = Searcher.from_path(path, tmp_path / "ix", strict=True)  # from the snapshot
+    assert [p.is_error for p in first.problems] == [p.is_error for p in again.problems] == [False]
+    assert again.catalog.tools["list_orders"].input_schema["properties"]["limit"]["maximum"] == 250

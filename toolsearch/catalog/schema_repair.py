@@ -99,8 +99,10 @@ def _type(value: Any, path: str, notes: list[Repair], top: bool) -> Any:
     names = value if isinstance(value, list) else [value]
     out: list[str] = []
     for name in names:
-        key = name.strip().lower() if isinstance(name, str) else None
-        if key in _ANY_TYPE or key is None:
+        if not isinstance(name, str):
+            return _UNREPAIRABLE  # type: 5 says nothing a repair could read
+        key = name.strip().lower()
+        if key in _ANY_TYPE:
             continue
         mapped = _TYPE_NAMES.get(key)
         if mapped is None:

@@ -200,8 +200,8 @@ class Searcher:
                     source = snapshot.source_state(path)
             result = load_skills(path)
             catalog, problems = result.skills, result.problems
-        if strict and problems:
-            raise SkillError(list(problems))
+        if strict and any(p.is_error for p in problems):  # repaired schema slips are warnings
+            raise SkillError([p for p in problems if p.is_error])
         searcher = cls(catalog, index_dir, **kw)
         searcher.problems = tuple(problems)
         digest = searcher._store.digest if searcher._store is not None else None

@@ -34,7 +34,7 @@ from .metrics import score_query
 __all__ = ["RULED", "abstention_rows", "answerable", "answerable_side", "figures", "header", "judge",
            "markdown", "unanswerable"]
 
-RULED: tuple[str, ...] = ("bm25f", "hybrid", "bm25f-noabstain", "hybrid-noabstain")
+RULED: tuple[str, ...] = ("bm25f", "hybrid", "bm25f-noabstain", "hybrid-noabstain", "bm25f-strict", "hybrid-strict")
 # Both sides are searched as a user searches by default, for 5 hits: the verdict is judged on the hits a
 # search returns, so a longer ranking (k=10) would answer more requests of both kinds.
 K = 5

@@ -4,9 +4,10 @@
 - `hybrid`: the Searcher with toolsearch.embed's `EmbeddingReranker`; `dense`: embedding similarity
   alone. Both only when the embed extra and its packaged model are installed
   (`available_rerank_modes()`), so suites skip them honestly instead of failing.
-- `bm25f-noabstain`: the Searcher with the no-good-match rule off (min_coverage and min_strength 0):
-  the reference for "answerable requests keep their recall" in the abstention report;
-  `hybrid-noabstain` is the hybrid's (its dense gate off too).
+- `bm25f-noabstain`: the Searcher with the no-good-match rule off (`no_match="off"`): the reference
+  for "answerable requests keep their recall" in the abstention report; `hybrid-noabstain` is the
+  hybrid's (its dense gate off too). `bm25f-strict` / `hybrid-strict`: the strict policy, the rule
+  issue 14 calibrated (`bm25f` / `hybrid` are the default, "balanced").
 - `rank-bm25`, `bm25s`, `bm25s+ids`, `bm25s-fair`, `pydantic-ai-keywords`, `fastmcp-bm25`: the
   baselines of baselines.py (`LABELS` says what each one indexes and how it tokenizes).
 
@@ -41,6 +42,8 @@ LABELS: dict[str, str] = {
     "bm25f": "toolsearch: 7 weighted fields (name, description, params, param docs, tags, examples, skill); "
              "identifier split, folding, CJK bigrams, porter2; clauses; no-good-match rule",
     "bm25f-noabstain": "as bm25f, no-good-match rule off",
+    "bm25f-strict": "as bm25f, the strict (calibrated) no-good-match rule",
+    "hybrid-strict": "as hybrid, the strict (calibrated) no-good-match rule",
     "hybrid": "bm25f fused with all-MiniLM-L6-v2 cosine (name, description, parameters)",
     "hybrid-noabstain": "as hybrid, no-good-match rule and dense gate off",
     "dense": "all-MiniLM-L6-v2 cosine only",
@@ -59,8 +62,8 @@ NOT_RUNNABLE: dict[str, str] = {
 }
 
 
-EMBEDDING_ENGINES: tuple[str, ...] = ("hybrid", "dense", "hybrid-noabstain")  # need the embed extra
-_SEARCHER_ENGINES = ("bm25f", "bm25f-noabstain", "hybrid", "hybrid-noabstain")
+EMBEDDING_ENGINES: tuple[str, ...] = ("hybrid", "dense", "hybrid-noabstain", "hybrid-strict")  # need the embed extra
+_SEARCHER_ENGINES = ("bm25f", "bm25f-noabstain", "bm25f-strict", "hybrid", "hybrid-noabstain", "hybrid-strict")
 ENGINES: tuple[str, ...] = (*_SEARCHER_ENGINES, "dense", *BASELINES)
 
 
@@ -93,9 +96,13 @@ class SearcherEngine:
         if mode == "bm25f":
             config = SearchConfig()
         elif mode == "bm25f-noabstain":
-            config = SearchConfig(min_coverage=0.0, min_strength=0.0)
+            config = SearchConfig(no_match="off")
+        elif mode == "bm25f-strict":
+            config = SearchConfig(no_match="strict")
+        elif mode == "hybrid-strict":
+            config = SearchConfig(rerank="hybrid", embedder=shared_embedder(), no_match="strict")
         elif mode == "hybrid-noabstain":
-            config = SearchConfig(rerank="hybrid", embedder=shared_embedder(), min_coverage=0.0, min_strength=0.0,
+            config = SearchConfig(rerank="hybrid", embedder=shared_embedder(), no_match="off",
                                   dense_gate_quantile=0.0, dense_answer_quantile=0.0, min_dense_similarity=0.0,
                                   dense_only_similarity=0.0)
         else:

@@ -69,7 +69,7 @@ def _sample(queries: tuple[Query, ...], quick: bool) -> list[Query]:
 
 def engine_names(quick: bool) -> list[str]:
     embedded = [] if quick else list(available_rerank_modes())
-    return ["bm25f", "bm25f-noabstain", *embedded, *BASELINES]
+    return ["bm25f", "bm25f-noabstain", "bm25f-strict", *embedded, *BASELINES]
 
 
 def evaluate(engine: Any, queries: list[Query], *, label: str, progress: bool) -> dict[str, Any]:

@@ -72,14 +72,16 @@ def quality(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def abstention(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 14: abstain >= 80% on unanswerable requests, >= 95% of answerable ones answered, and their
-    Recall@5 not dropping (by more than RECALL_ALLOWANCE) against the same search without the rule."""
+    Recall@5 not dropping (by more than RECALL_ALLOWANCE) against the same search without the rule. Judged
+    on the strict policy, the rule issue 14 calibrated (issue 34 made "balanced" the default, measured
+    by benchmarks/no_match.py against issue 34's own targets)."""
     out = []
     for catalog, entry in result.get("abstention", {}).items():
         e = entry["engines"]
-        for name in ("bm25f", "hybrid"):
+        for name in ("bm25f-strict", "hybrid-strict"):
             if name not in e:
                 continue
-            reference = e.get(f"{name}-noabstain")
+            reference = e.get(f"{name.removesuffix('-strict')}-noabstain")
             s = e[name]
             out.append(_line(s["abstained"] >= 0.8 and s["answered"] >= 0.95,
                              f"{catalog} {name}: abstains on >= 80% of unanswerable requests while >= 95% of "
@@ -89,9 +91,9 @@ def abstention(result: dict[str, Any]) -> list[dict[str, Any]]:
                 out.append(_line(s["R@5"] >= reference["R@5"] - RECALL_ALLOWANCE,
                                  f"{catalog} {name}: answerable Recall@5 does not drop against the rule off",
                                  f"{s['R@5']:.3f} vs {reference['R@5']:.3f}"))
-        if "fastmcp-bm25" in e and "bm25f" in e:
-            ours, theirs = e["bm25f"]["abstained"], e["fastmcp-bm25"]["abstained"]
-            out.append(_line(ours > theirs, f"{catalog}: BM25F abstains more often than FastMCP's BM25",
+        if "fastmcp-bm25" in e and "bm25f-strict" in e:
+            ours, theirs = e["bm25f-strict"]["abstained"], e["fastmcp-bm25"]["abstained"]
+            out.append(_line(ours > theirs, f"{catalog}: BM25F (strict) abstains more often than FastMCP's BM25",
                              f"{100 * ours:.0f}% vs {100 * theirs:.0f}%"))
     return out
 

@@ -127,7 +127,8 @@ def test_a_changed_file_is_loaded_again_as_strictly(jsonl, tmp_path):
     with jsonl.open("a") as fh:
         fh.write(row("broken", "x", parameters={"type": "object", "properties": {"a": {"type": 5}}}))
     third = Searcher.from_path(jsonl, tmp_path / "ix")
-    assert [p.line for p in third.problems] == [3, 4] and "broken" not in third.catalog
+    assert [p.line for p in third.problems] == [3, 4] and all(p.is_error for p in third.problems)
+    assert third.catalog.tools["broken"].input_schema == {"type": "object", "properties": {}}  # search-only
     with pytest.raises(SkillError):
         Searcher.from_path(jsonl, tmp_path / "ix", strict=True)  # from the snapshot: still strict
 

@@ -69,13 +69,16 @@ def test_broken_lines_become_problems_and_the_rest_loads(tmp_path):
     ]
     path.write_text("\n".join(lines) + "\n")
     result = load_skills(path)
-    assert [t.name for s in result.skills for t in s.tools] == ["good", "input_schema_key"]
+    # A schema beyond repair no longer costs the tool: it stays searchable, with no parameters.
+    assert [t.name for s in result.skills for t in s.tools] == ["good", "bad_schema", "not_object",
+                                                                "input_schema_key"]
     assert result.skills[0].name == "cat"  # the default skill is named after the file
     by_line = {p.line: p for p in result.problems}
     assert sorted(by_line) == [2, 3, 4, 5, 6, 7, 8, 9]
     assert "malformed JSON" in by_line[2].message
     assert "properties/x/type" in by_line[5].message and by_line[5].field == "parameters"
-    assert "type: object" in by_line[6].message
+    assert "type: object" in by_line[6].message and "search-only" in by_line[6].message
+    assert all(p.is_error for p in result.problems)
     assert "already defined on line 1" in by_line[7].message
     assert "reserved" in by_line[9].message
     assert all(p.file == str(path) for p in result.problems)

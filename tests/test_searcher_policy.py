@@ -105,15 +105,15 @@ def test_strength_rule_is_what_rejects_a_shallow_match_in_a_large_catalog():
     tools = [Tool(name=f"make_holder_{i}", description=f"Make cup holder model {i} from parts.") for i in range(200)]
     tools += [Tool(name=f"paint_fence_{i}", description=f"Paint fence model {i} in a colour.") for i in range(199)]
     tools.append(Tool(name="makeCoffee", description="Make a cup of coffee with milk."))
-    s = Searcher([Skill(name="factory", tools=tools)])
+    s = Searcher([Skill(name="factory", tools=tools)], config=SearchConfig(no_match="strict"))
     assert s.search("make me a cup of tea") == []
-    assert Searcher(s.catalog, config=SearchConfig(min_strength=0)).search("make me a cup of tea")
+    assert Searcher(s.catalog, config=SearchConfig(no_match="strict", min_strength=0)).search("make me a cup of tea")
     assert s.search("make a cup of coffee")[0].name == "makeCoffee"
 
 
 def test_policy_knobs_are_validated():
     for bad in ({"hits_per_need": 0}, {"max_hits": 0}, {"min_strength": -1}, {"need_coverage": 2},
-                {"min_top_coverage": -0.1}, {"need_strength": -1}, {"repeat_need_strength": -0.5}):
+                {"no_match": "lenient"}, {"need_strength": -1}, {"repeat_need_strength": -0.5}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             SearchConfig(**bad)
 
@@ -207,7 +207,7 @@ def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request(
     assert s.search("send an email with attachments")[0].name == "send_email"
     assert s.search("qwerty zxcvb") == []  # BM25F finds nothing, and neither do the vectors
     assert s.search("gadgets and widgets for a joke")  # BM25F matches noise, the vectors agree
-    gated = Searcher(office_skills(), config=SearchConfig(
+    gated = Searcher(office_skills(), config=SearchConfig(no_match="strict",
         rerank="hybrid", embedder=HashingEmbedder(4096), min_dense_similarity=0.99))
     # the gate's floor: nothing overrules it, not even a square word match
     assert gated.search("send an email with attachments") == []
@@ -216,7 +216,7 @@ def test_dense_gate_of_the_hybrid_abstains_when_no_tool_embeds_near_the_request(
 def test_dense_bars_are_what_everyday_requests_reach_in_the_catalog():
     from _embed_helpers import HashingEmbedder
 
-    config = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096))
+    config = SearchConfig(no_match="strict", rerank="hybrid", embedder=HashingEmbedder(4096))
     s = Searcher(office_skills(), config=config)
     low, high = s._reranker.dense_bars(config.dense_gate_quantile, config.dense_answer_quantile)
     assert 0 < low < high <= 1  # everyday requests share words ("send", "email", "file") with these tools
@@ -225,10 +225,10 @@ def test_dense_bars_are_what_everyday_requests_reach_in_the_catalog():
     assert evidence.closest >= evidence.dense_bars[1]
     # Above the upper bar the embedding answers alone, where BM25F's verdict would not ...
     request = "send an email with attachments to Bob about quarterly numbers"  # BM25F coverage 0.59
-    strict = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096), min_coverage=1.0)
+    strict = SearchConfig(no_match="strict", rerank="hybrid", embedder=HashingEmbedder(4096), min_coverage=1.0)
     assert Searcher(office_skills(), config=strict).search(request)[0].name == "send_email"
     # ... and between the bars BM25F's verdict decides.
-    between = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096), min_coverage=1.0, dense_only_similarity=1)
+    between = SearchConfig(no_match="strict", rerank="hybrid", embedder=HashingEmbedder(4096), min_coverage=1.0, dense_only_similarity=1)
     assert Searcher(office_skills(), config=between).search(request) == []
     # A catalog nearer to everyday life sets higher bars for the same request.
     errands = [Skill(name="errands", tools=[
@@ -243,7 +243,7 @@ def test_dense_bars_are_what_everyday_requests_reach_in_the_catalog():
 def test_a_request_nearer_everyday_requests_than_any_tool_is_no_match():
     from _embed_helpers import HashingEmbedder
 
-    config = SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096))
+    config = SearchConfig(no_match="strict", rerank="hybrid", embedder=HashingEmbedder(4096))
     s = Searcher(office_skills(), config=config)
     # Shares "chart" with two tools, but lies far nearer an everyday request of the background
     # ("Format the seating chart for the wedding reception so families sit together").
@@ -254,7 +254,7 @@ def test_a_request_nearer_everyday_requests_than_any_tool_is_no_match():
     assert s.search(request) == [] and not evidence.answered
     from toolsearch.cli.search import why_no_match
     assert why_no_match(s, request, 5).startswith("the request lies nearer everyday requests than any tool")
-    off = Searcher(office_skills(), config=SearchConfig(rerank="hybrid", embedder=HashingEmbedder(4096),
+    off = Searcher(office_skills(), config=SearchConfig(no_match="strict", rerank="hybrid", embedder=HashingEmbedder(4096),
                                                         everyday_lead=None))
     assert off.search(request)[0].name == "bar_chart" and off.evidence(request).everyday is None
     # An everyday request the catalog serves is no evidence against requests like it: the background

@@ -13,7 +13,7 @@ from toolsearch.index import SearchConfig, Searcher
 from toolsearch.index.scoring import Ranked
 from toolsearch.index.verdict import Verdict, distinctive, matched_words
 
-CONFIG = SearchConfig()
+CONFIG = SearchConfig(no_match="strict")  # the calibrated rule these tests pin down
 N = 1000  # a catalog big enough for the full strength unit
 UNIT = math.log1p(2 * N)
 
@@ -51,11 +51,10 @@ def test_coverage_comes_first_and_a_tool_holding_every_word_is_a_match_from_the_
     named = Verdict(coverage=1, top_coverage=1, top_score=0.1 * UNIT, matched=1, top_fields=0b1)
     assert named.answers(CONFIG, N)  # the word is in the tool's name: "read" -> read_inbox
     assert not replace(named, top_fields=0b1110).answers(CONFIG, N)  # description, parameters only
-    floorless = SearchConfig(min_full_strength=0)
+    floorless = SearchConfig(no_match="strict", min_full_strength=0)
     assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(floorless, N)
-    assert not verdict(strength=9, matched=3, top_coverage=0.3).answers(SearchConfig(min_top_coverage=0.5), N)
-    assert verdict(strength=0.1, matched=1).answers(SearchConfig(min_strength=0), N)  # strength test off
-    assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(SearchConfig(min_strength=0), N)
+    assert verdict(strength=0.1, matched=1).answers(SearchConfig(no_match="strict", min_strength=0), N)  # strength test off
+    assert verdict(strength=0.1, matched=1, coverage=1.0, top_coverage=1.0).answers(SearchConfig(no_match="strict", min_strength=0), N)
 
 
 def test_matched_words_counts_the_query_words_one_hit_holds():
@@ -73,7 +72,7 @@ def test_a_word_in_most_tools_does_not_count_as_a_second_shared_word():
     assert distinctive(v.weights, N, CONFIG.min_matched_idf) == 0b110
     assert v.distinct_matched(CONFIG.min_matched_idf, N) == 1
     assert not v.answers(CONFIG, N)  # "get me some milk for my coffee" -> milk_production
-    assert v.answers(SearchConfig(min_matched_idf=0), N)  # every shared word counts: two
+    assert v.answers(SearchConfig(no_match="strict", min_matched_idf=0), N)  # every shared word counts: two
     two_rare = Verdict(coverage=0.6, top_coverage=0.6, top_score=between * UNIT, weights=(rare, rare, UNIT),
                        matched=2, groups=(0b011,))
     assert two_rare.answers(CONFIG, N)
@@ -104,10 +103,10 @@ def errands_catalog() -> list[Skill]:
 
 
 def test_on_a_real_index_one_shared_word_must_be_strong_on_its_own():
-    s = Searcher(errands_catalog())
+    s = Searcher(errands_catalog(), config=CONFIG)
     # "digest" is in one tool of 500, but the request is about a password: one word, not strong enough.
     assert s.search("digest of my password") == []
-    loose = Searcher(s.catalog, config=SearchConfig(min_single_strength=CONFIG.min_strength))
+    loose = Searcher(s.catalog, config=SearchConfig(no_match="strict", min_single_strength=CONFIG.min_strength))
     assert loose.search("digest of my password")[0].name == "sha256_digest"  # the two-word bar alone
     assert s.search("sha256 digest of my text")[0].name == "sha256_digest"  # two words shared
     assert s.search("reserve a table at an Italian restaurant")[0].name == "restaurant_reservation"
@@ -127,8 +126,8 @@ def dairy_catalog() -> list[Skill]:
 
 
 def test_on_a_real_index_ordinary_words_are_no_evidence():
-    s = Searcher(dairy_catalog())
-    before = Searcher(s.catalog, config=SearchConfig(min_matched_idf=0))
+    s = Searcher(dairy_catalog(), config=CONFIG)
+    before = Searcher(s.catalog, config=SearchConfig(no_match="strict", min_matched_idf=0))
     # "get" and "milk" shared, but "get" is in 201 of 500 tools: one word of substance, not strong enough
     assert s.search("get me some milk for my coffee") == []
     assert before.search("get me some milk for my coffee")[0].name == "milk_production"
@@ -137,17 +136,17 @@ def test_on_a_real_index_ordinary_words_are_no_evidence():
 
 
 def test_on_a_real_index_a_one_word_request_needs_a_word_that_weighs():
-    s = Searcher(dairy_catalog())
+    s = Searcher(dairy_catalog(), config=CONFIG)
     # "archive" is in the descriptions of 200 of 500 tools: the best of them holds the whole request,
     # yet it is no match
     assert s.search("archive") == []
-    assert Searcher(s.catalog, config=SearchConfig(min_full_strength=0)).search("archive")
+    assert Searcher(s.catalog, config=SearchConfig(no_match="strict", min_full_strength=0)).search("archive")
     assert s.search("today")[0].name == "weather_today"  # in 101 tools, but in this one's name
     assert s.search("dairy")  # in the descriptions of two tools
 
 
 def test_evidence_tells_why_a_request_got_no_answer_in_the_knobs_units():
-    s = Searcher(errands_catalog())
+    s = Searcher(errands_catalog(), config=CONFIG)
     refused = s.evidence("digest of my password")  # one word shared, below the one-word bar
     assert not refused.answered and refused.shared == 1 and refused.closest is None
     assert CONFIG.min_strength > 0 and refused.strength < CONFIG.min_single_strength

@@ -53,11 +53,19 @@ class Problem:
     field: str = ""
     line: int | None = None
     fix: str = ""
+    # "warning": repaired or harmless (a schema slip fixed by catalog.schema_repair); the tool loads and
+    # nothing fails for it. "error": something was left out or made unusable.
+    severity: str = "error"
 
     def __str__(self) -> str:
         where = self.file + (f":{self.line}" if self.line else "")
         what = f"{self.field}: {self.message}" if self.field else self.message
-        return f"{where}: {what}" + (f" (fix: {self.fix})" if self.fix else "")
+        label = "warning: " if self.severity == "warning" else ""
+        return f"{where}: {label}{what}" + (f" (fix: {self.fix})" if self.fix else "")
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity != "warning"
 
 
 class SkillError(ToolSearchError, ValueError):

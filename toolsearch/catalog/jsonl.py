@@ -28,6 +28,7 @@ from . import safe_yaml
 from .model import EMPTY_SCHEMA, TOOL_NAME, Skill, Tool
 from .registry import META_TOOL_NAME
 from .schema_keywords import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
+from .schema_repair import repair_schema
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -94,7 +95,9 @@ def _group(path: Path, rows: Any, meta_tool_name: str, *, items: bool = False
     first_line: dict[str, int] = {}
     problems: list[Problem] = []
     for number, text in rows:
-        tool, problem = _tool_from_line(text, file, number, default_skill, item=items)
+        tool, problem, warnings = _tool_from_line(text, file, number, default_skill, item=items)
+        if tool is not None and problem is not None:  # a schema beyond repair: searchable, with its problem
+            warnings, problem = [*warnings, problem], None
         if problem is None and tool.name == meta_tool_name:
             problem = Problem(file, f"tool name {tool.name!r} is reserved for the search meta-tool",
                               field="name", line=number,
@@ -110,6 +113,7 @@ def _group(path: Path, rows: Any, meta_tool_name: str, *, items: bool = False
                                   line=None, fix=problem.fix)
             problems.append(problem)
             continue
+        problems.extend(warnings)
         first_line[tool.name] = number
         groups.setdefault(tool.skill, []).append(tool)
     skills = [Skill(name=name, tools=tuple(tools), source=file) for name, tools in groups.items()]
@@ -118,13 +122,18 @@ def _group(path: Path, rows: Any, meta_tool_name: str, *, items: bool = False
 
 def _tool_from_line(
     text: Any, file: str, number: int, default_skill: str, *, item: bool = False
-) -> tuple[Tool, Problem | None]:
-    """One tool from a line of text (or, with `item`, an already parsed list item numbered `number`)."""
-    def problem(message: str, field: str = "", fix: str = "") -> tuple[Any, Problem]:
+) -> tuple[Tool | None, Problem | None, list[Problem]]:
+    """One tool from a line of text (or, with `item`, an already parsed list item numbered `number`),
+    the problem that leaves it out (or, for a schema beyond repair, that it keeps), and the warnings of
+    the repairs made to its schema (schema_repair)."""
+    def at(message: str, field: str = "", fix: str = "", severity: str = "error") -> Problem:
         if item:
-            return None, Problem(file, f"item [{number}]: {message}", field=f"[{number}]" + (
-                f".{field}" if field else ""), line=None, fix=fix)
-        return None, Problem(file, message, field=field, line=number, fix=fix)
+            return Problem(file, f"item [{number}]: {message}", field=f"[{number}]" + (
+                f".{field}" if field else ""), line=None, fix=fix, severity=severity)
+        return Problem(file, message, field=field, line=number, fix=fix, severity=severity)
+
+    def problem(message: str, field: str = "", fix: str = "") -> tuple[Any, Problem, list[Problem]]:
+        return None, at(message, field, fix), []
 
     try:
         row = text if item else safe_yaml.load_json(text)  # bounded depth, no 5,000-digit integers
@@ -156,9 +165,16 @@ def _tool_from_line(
         )
     key = next((k for k in _SCHEMA_KEYS if k in row), None)
     schema = row[key] if key else EMPTY_SCHEMA
+    schema, repairs = repair_schema(schema)
+    field = key or "parameters"
+    warnings = [at(f"tool {name!r}: {r.message}", f"{field}.{r.field}" if r.field else field,
+                   "the repaired schema is used; fix the source to silence this", "warning") for r in repairs]
     error = check_schema(schema)
-    if error:
-        return problem(error, key or "parameters", "give a JSON Schema object with type: object")
+    kept: Problem | None = None
+    if error:  # beyond repair: the tool stays searchable, with no parameters, and the problem says so
+        kept = at(f"tool {name!r} is search-only: {error}", field,
+                  "give a JSON Schema object with type: object")
+        schema = EMPTY_SCHEMA
     # Every field given, so `model_construct` copies no default (it deep-copies the `RetryPolicy`
     # default per tool, a tenth of a load); the shared policy is frozen. `_fields_set` keeps what the
     # tool reports as set exactly as when only these four were passed.
@@ -166,7 +182,7 @@ def _tool_from_line(
         set(_SET_FIELDS), name=name, description=description, input_schema={**EMPTY_SCHEMA, **schema},
         skill=skill, **_DEFAULTS,
     )
-    return tool, None
+    return tool, kept, warnings
 
 
 def _unwrap_function(row: dict[str, Any]) -> dict[str, Any]:

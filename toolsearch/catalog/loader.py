@@ -64,16 +64,23 @@ class LoadResult:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        """No problem but warnings (repaired schema slips)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """The problems that are not mere warnings."""
+        return tuple(p for p in self.problems if p.is_error)
 
     @property
     def tool_count(self) -> int:
         return sum(len(s.tools) for s in self.skills)
 
     def raise_on_problems(self) -> LoadResult:
-        """Raise `SkillError` carrying every problem, or return self: for callers that want strictness."""
-        if self.problems:
-            raise SkillError(list(self.problems))
+        """Raise `SkillError` carrying every error (warnings do not raise), or return self: for callers
+        that want strictness."""
+        if self.errors:
+            raise SkillError(list(self.errors))
         return self
 
 

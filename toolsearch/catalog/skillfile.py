@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_snake
 from .._errors import Problem, SkillError
 from . import safe_yaml
 from .model import RetryPolicy, Skill, Tool
+from .schema_repair import repair_skill_tools
 
 __all__ = ["ParsedFile", "load_skill_file", "parse_skill_file", "problems_from_validation"]
 
@@ -111,11 +112,13 @@ def parse_skill_file(path: str | Path) -> ParsedFile:
     duplicates = _duplicate_tools(name, data, lines)
     if duplicates:
         return ParsedFile(name, None, tuple(duplicates), lines, skill_name)
+    data, repaired = repair_skill_tools(name, data, lines)  # schema slips: warnings, never a lost skill
+    problems = [*problems, *repaired]
     try:
         skill = Skill.model_validate({**data, "source": name})
     except ValidationError as exc:
         return ParsedFile(
-            name, None, tuple(problems_from_validation(exc, name, lines)), lines, skill_name
+            name, None, (*problems, *problems_from_validation(exc, name, lines)), lines, skill_name
         )
     except Exception as exc:  # a check that fails instead of reporting: still this file's problem alone
         return ParsedFile(name, None, (Problem(

@@ -1,9 +1,10 @@
-"""`toolsearch search [--catalog PATH] [--index DIR] [-k N] [--json] QUERY`: ranked hits.
+"""`toolsearch search [--catalog PATH] [--index DIR] [-k N] [--json] [--no-match P] [--explain] QUERY`.
 
 Searches the catalog (its index built in memory, or kept in `--index DIR`: see `_index` for the rule
 every verb follows) and prints one line per hit:
 rank, name, score, skill, matched fields and the first line of the description; `--json` prints one JSON
-object per hit instead. Also home of the catalog/index options the `index` and `rank` verbs share.
+object per hit instead. No hit: one sentence on stderr says why, in plain words; `--explain` gives the
+evidence next to the SearchConfig knobs it was held to. Also home of the catalog/index options the `index` and `rank` verbs share.
 """
 
 from __future__ import annotations
@@ -65,12 +66,14 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
         show_embedding_progress(args.command)
     # Embedding a large catalog the first time takes a minute: always show that progress.
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
-                                  config=SearchConfig(rerank=rerank))
+                                  config=SearchConfig(rerank=rerank,
+                                                      no_match=getattr(args, "no_match", None) or "balanced"))
     require_tools(args.catalog, len(searcher.catalog), searcher.problems)
     if args.index is not None:
         record_catalog(args.index, args.catalog)
-    if searcher.problems:
-        print(f"toolsearch {args.command}: warning: {len(searcher.problems)} problem(s) in "
+    errors = [p for p in searcher.problems if getattr(p, "is_error", True)]  # repaired schemas are warnings
+    if errors:
+        print(f"toolsearch {args.command}: warning: {len(errors)} problem(s) in "
               f"{args.catalog}; those skills are left out (details: toolsearch validate "
               f"{args.catalog})", file=sys.stderr)
     return searcher
@@ -95,6 +98,11 @@ def add_parser(subparsers: Any) -> None:
                         help='one JSON object per hit; no good match: one object {"hits": [], '
                              '"no_good_match": REASON}')
     add_rerank_option(parser)
+    parser.add_argument("--no-match", choices=("balanced", "strict", "off"), default="balanced",
+                        help="when to answer 'no good match': balanced (default: only when no tool shares a "
+                             "meaningful word with the request), strict (the calibrated rule), off (never)")
+    parser.add_argument("--explain", action="store_true",
+                        help="on no good match, show the evidence next to the SearchConfig knobs it is held to")
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what the tool should do")
     parser.set_defaults(run=run)
 
@@ -115,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{rank:>2}. {hit.name}  {hit.score:.3f}  [{hit.skill}] "
                   f"({', '.join(hit.matched)})  {line}")
     if not hits:
-        reason = why_no_match(searcher, query, args.k)
+        reason = why_no_match(searcher, query, args.k) if args.explain else plain_no_match(searcher, query, args.k)
         if args.json:  # a script reading stdout must tell "no match" from "printed nothing at all"
             print(json.dumps({"hits": [], "no_good_match": reason}))
         else:
@@ -123,11 +131,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def why_no_match(searcher: Any, query: str, k: int) -> str:
-    """The evidence the no-good-match rule saw, next to the bars it is held to (`SearchConfig`)."""
+def plain_no_match(searcher: Any, query: str, k: int) -> str:
+    """Why a request got no tool, in one sentence a user reads (no knob names: those are `--explain`'s)."""
     from ..index.verdict import nearer_everyday
 
     e, config = searcher.evidence(query, k), searcher.config
+    dense = e.dense_bars is not None and e.closest is not None
+    if config.no_match == "strict" and dense and nearer_everyday(e.everyday, e.closest, config.everyday_lead):
+        return "the request reads like an everyday request rather than one for these tools"
+    if config.no_match == "strict" and dense and e.closest < e.dense_bars[0]:  # type: ignore[index]
+        return "no tool is close in meaning to the request"
+    if e.words == 0:
+        why = "the request has no word a tool could be found by (only common words, numbers or values)"
+    elif e.coverage == 0:
+        why = "no tool shares a meaningful word with the request"
+    else:
+        why = "the tools share too little of the request to be a good match (--no-match balanced shows the nearest)"
+    return why + (", and none is close to it in meaning" if dense and config.no_match == "balanced" else "")
+
+
+def why_no_match(searcher: Any, query: str, k: int) -> str:
+    """The evidence the no-good-match rule saw, next to the bars it is held to (`SearchConfig`): what
+    `--explain` prints."""
+    from ..index.verdict import nearer_everyday
+
+    e, config = searcher.evidence(query, k), searcher.config
+    # an English-only model and a request in another script: BM25F alone judged it
+    script = "the embedding model does not read the request's script, so words alone decide: " if (
+        searcher.reranker is not None and searcher.reranker_for(query) is None) else ""
+    if config.no_match == "balanced":
+        return script + (f"no_match balanced: the best tools hold {e.coverage:.0%} of the request's {e.words} "
+                f"meaningful words (idf-weighted; balanced answers from any shared word)"
+                + (f"; best cosine {e.closest:.2f}, short of {e.dense_bars[1]:.2f}, from which the embedding "
+                   f"alone answers (dense_answer_quantile {config.dense_answer_quantile})"
+                   if e.dense_bars is not None and e.closest is not None else ""))
     if e.dense_bars is not None and e.closest < e.dense_bars[0]:  # bars come with a cosine
         return (f"no tool embeds near the request: best cosine {e.closest:.2f}, below {e.dense_bars[0]:.2f}, "
                 f"what {config.dense_gate_quantile:.0%} of everyday requests reach in this catalog "
@@ -136,9 +173,7 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
         return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
                 f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
                 f"(everyday_lead {config.everyday_lead})")
-    # an English-only model and a request in another script: BM25F alone judged it
-    text = "the embedding model does not read the request's script, so words alone decide: " if (
-        searcher.reranker is not None and searcher.reranker_for(query) is None) else ""
+    text = script
     if e.strength == 0:
         return text + "no tool shares a meaningful word with the request"
     text += (f"the best tools hold {e.coverage:.0%} of the request's {e.words} meaningful words (bar: "

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             f"{len(result.skipped)} skipped, {len(problems)} problem{'s' * (len(problems) != 1)}"
         )
         print(summary)
-    return 1 if problems else 0
+    return 1 if any(p.is_error for p in problems) else 0
 
 
 def handler_problems(skills: list[Skill]) -> list[Problem]:

@@ -175,6 +175,8 @@ from .documents import FIELDS
 
 __all__ = ["DEFAULT_BOOSTS", "SearchConfig"]
 
+_NO_MATCH = ("balanced", "strict", "off")
+
 DEFAULT_BOOSTS: Mapping[str, float] = MappingProxyType({
     "name": 3.0,
     "description": 2.0,
@@ -214,8 +216,15 @@ class SearchConfig:
                   the clauses whose best tool was not loaded and that match this strongly, before
                   any look-alike of a need already served (lower than need_strength: the repeat
                   says that something is missing)
-    min_top_coverage  the best hit alone must cover this share of the meaningful words (0: off)
-    min_strength  the no-good-match bar (verdict.Verdict.answers): the best hit's score, in units of the
+    no_match      the no-good-match policy (issue 34; figures in benchmarks/results/no_match.md):
+                  "balanced" (default) abstains only when no judged tool shares a meaningful word with
+                  the request (not a stopword, number or value) and, with an embedding reranker, the
+                  request embeds below the upper dense bar (`dense_answer_quantile`) of every tool; how much of the request the tools hold never counts against it, since
+                  real requests carry arguments (names, titles, places) no tool text holds.
+                  "strict": the rule calibrated on the project's own request sets (below; the knobs
+                  `min_coverage` .. `everyday_lead`), which withholds 1-24% of the answerable requests of
+                  catalogs it never saw. "off": never abstain (a search finding no word at all is empty)
+    min_strength  (strict) the no-good-match bar (verdict.Verdict.answers): the best hit's score, in units of the
                   catalog's rarest-term idf ln(1 + 2N) (scaled down below 300 tools), must reach this
                   when some judged tool shares two or more meaningful words with the query (unless the
                   best tool holds every meaningful word); 0 switches the strength test off
@@ -263,7 +272,7 @@ class SearchConfig:
     adaptive_hits: bool = True
     hits_per_need: int = 2
     max_hits: int = 6
-    min_top_coverage: float = 0.0
+    no_match: Literal["balanced", "strict", "off"] = "balanced"
     min_strength: float = 1.2
     min_single_strength: float = 1.8
     min_matched_idf: float = 0.2
@@ -296,7 +305,7 @@ class SearchConfig:
         for name, value in (("b", self.b), *(("field_b." + k, v) for k, v in self.field_b.items())):
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"SearchConfig.{name} must be between 0 and 1, got {value}")
-        for name in ("min_coverage", "min_top_coverage", "need_coverage", "clause_weight", "min_relative_score",
+        for name in ("min_coverage", "need_coverage", "clause_weight", "min_relative_score",
                      "min_dense_similarity", "dense_only_similarity", "min_matched_idf", "dense_gate_quantile",
                      "dense_answer_quantile"):
             if not 0.0 <= getattr(self, name) <= 1.0:
@@ -307,6 +316,9 @@ class SearchConfig:
                               f"(off), got {self.everyday_lead!r}")
         if self.fuzzy_max_edits not in (0, 1, 2):
             raise ConfigError(f"SearchConfig.fuzzy_max_edits must be 0, 1 or 2, got {self.fuzzy_max_edits}")
+        if self.no_match not in _NO_MATCH:
+            raise ConfigError(f"SearchConfig.no_match must be one of {', '.join(map(repr, _NO_MATCH))}, "
+                              f"got {self.no_match!r}")
         if self.rerank not in ("off", "rerank", "hybrid"):
             raise ConfigError(f"SearchConfig.rerank must be 'off', 'rerank' or 'hybrid', got {self.rerank!r}")
         for name in ("min_strength", "min_single_strength", "min_full_strength", "need_strength",

@@ -6,8 +6,9 @@ A search runs, in order:
 2. BM25F over the analyzed query (scoring.py), from postings loaded into memory.
 3. If the best hit contains too small a share of the query's meaningful words, query words unknown to
    the index are replaced by close vocabulary terms (typo fallback, fuzzy.py) and the search is retried.
-4. If the best hit still covers less than `min_coverage` of the meaningful words, the answer is an
-   empty list: an honest "no good match" instead of noise the model would have to read.
+4. If the ranking holds no good match under `SearchConfig.no_match` (verdict.py: by default, no tool
+   shares a meaningful word with the request), the answer is an empty list: an honest "no good match"
+   instead of noise the model would have to read.
 
 Concurrency: all search state (catalog snapshot, scorer, fuzzy table) lives in one immutable `_State`
 that is swapped by a single reference assignment, so searches never lock and never see a half-applied
@@ -199,8 +200,8 @@ class Searcher:
                     source = snapshot.source_state(path)
             result = load_skills(path)
             catalog, problems = result.skills, result.problems
-        if strict and problems:
-            raise SkillError(list(problems))
+        if strict and any(p.is_error for p in problems):  # repaired schema slips are warnings
+            raise SkillError([p for p in problems if p.is_error])
         searcher = cls(catalog, index_dir, **kw)
         searcher.problems = tuple(problems)
         digest = searcher._store.digest if searcher._store is not None else None
@@ -306,9 +307,9 @@ class Searcher:
         ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
         n = self._budget(max(len(tops), 1), k) if adaptive else k
         gate = self._dense_gate(text, reranker)
-        if gate is not None and gate.off_domain(self.config.everyday_lead):
+        if gate is not None and gate.off_domain(self.config.everyday_lead) and self.config.no_match == "strict":
             return []  # the request is an everyday one, not one for this catalog
-        confident = gate is not None and gate.closest >= gate.high
+        confident = gate is not None and gate.confident(self.config.no_match)
         if not (ranked and (confident or verdict.answers(self.config, state.scorer.n_docs) or
                             self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
             # hybrid: dense-only hits when the embedding alone answers, or whenever its gate is off

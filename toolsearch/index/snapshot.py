@@ -150,7 +150,7 @@ def _outline(catalog: Catalog, problems: tuple[Problem, ...]) -> tuple[Any, ...]
         pinned += [position + i for i, t in enumerate(skill.tools) if t.pinned]
         position += len(skill.tools)
     return (tuple(s.name for s in catalog.skills), tuple(rest_values), tuple(rest_of), tuple(counts),
-            tuple(pinned), tuple((p.file, p.message, p.field, p.line, p.fix) for p in problems))
+            tuple(pinned), tuple((p.file, p.message, p.field, p.line, p.fix, p.severity) for p in problems))
 
 
 @without_gc  # 100k records and their values: nothing to collect (catalog/gcpause.py)

@@ -1,8 +1,16 @@
 """The no-good-match verdict: does a ranking hold a good match for the query?
 
-`judge` gathers the evidence from a ranking (`Verdict`), and `Verdict.answers` applies the rule with the
-thresholds of `SearchConfig`. Kept apart from the Searcher's flow so that the rule can be calibrated
-(benchmarks/abstention.py) without touching how queries are ranked.
+`judge` gathers the evidence from a ranking (`Verdict`), and `Verdict.answers` applies the policy of
+`SearchConfig.no_match`: "balanced" (`Verdict.serves`: some tool shares a meaningful word with the
+request), "strict" (`Verdict.strict`: the thresholds calibrated on the project's request sets) or
+"off". Kept apart from the Searcher's flow so that the rule can be measured (benchmarks/no_match.py,
+benchmarks/abstention.py) without touching how queries are ranked.
+
+Why "balanced" is the default (issue 34): the strict rule asks how much of the request the best tools
+hold, and real requests carry arguments (titles, names, places, numbers) that no tool text holds; on
+catalogs it was not calibrated on it withheld 1-24% of answerable requests. A hit the model does not
+need costs a few tokens and is ignored; a withheld tool loses the user's task. So the default abstains
+only on the evidence that no tool serves the request: not one meaningful word in common.
 """
 
 from __future__ import annotations
@@ -61,10 +69,33 @@ class Verdict:
         return max((bin(g & mask).count("1") for g in self.groups), default=0)
 
     def answers(self, config: SearchConfig, n_docs: int) -> bool:
-        """The no-good-match rule, in three steps a user can check against a hit's matched words:
+        """Whether the ranking answers the query under `config.no_match` (see the module docstring)."""
+        if config.no_match == "off":
+            return True
+        if config.no_match == "balanced":
+            return self.serves(config, n_docs)
+        return self.strict(config, n_docs)
+
+    def serves(self, config: SearchConfig, n_docs: int) -> bool:
+        """The balanced rule: some judged tool shares a meaningful word with the request (not a
+        stopword, number or value such as quoted text or a path). Neither how much of the request is
+        held (the rest may be its arguments: names, titles, places) nor how common the shared word is
+        counts: a broad request ("file", "git") is answered with the best few tools that hold it.
+        Tried first and dropped: also requiring a word rarer than `min_matched_idf` or one in the top
+        tool's name, which refused "file" on the bundled skills (in a third of them, and the top tool,
+        glob, holds it in its description only).
+
+        A request with no meaningful word at all ("12*37+5", "sha512sum vendor/lib.so": numbers,
+        values, identifiers the catalog does not know) gives nothing to judge by: what matched is kept,
+        as `coverage` does. (Requiring a shared word there withheld 1.5% of the bundled skills'
+        calibration requests, arithmetic and shell commands, for 0.9 points of abstention.)"""
+        return self.matched > 0 or not self.weights
+
+    def strict(self, config: SearchConfig, n_docs: int) -> bool:
+        """The strict no-good-match rule, in three steps a user can check against a hit's matched words:
 
         1. enough of the query is covered: the judged hits hold `min_coverage` of its meaningful
-           words (idf-weighted), and the top hit `min_top_coverage`;
+           words (idf-weighted);
         2. the top tool holds every meaningful word of the query: a match when its name holds one
            of them, or when `strength` >= `min_full_strength` (1.0: the weight of one word found
            in a single tool; scaled down again below 300 tools, where a passing mention is rare
@@ -98,7 +129,7 @@ class Verdict:
         full-match floor was first tried at a strength near `min_strength` and dropped (it emptied
         one-word lookups of a small catalog matching a parameter's documentation); at 1.0, with the
         second calibration set, it costs no answerable request whose tool was in the top 5."""
-        if self.coverage < config.min_coverage or self.top_coverage < config.min_top_coverage:
+        if self.coverage < config.min_coverage:
             return False
         if config.min_strength <= 0:
             return True  # the strength test is off
@@ -124,6 +155,15 @@ class DenseGate(NamedTuple):
     low: float
     high: float
     everyday: float | None = None
+
+    def confident(self, policy: str) -> bool:
+        """Whether the dense evidence alone answers the request: from the upper bar (always under
+        "off"). Under "balanced" this is the only dense test: a request sharing no word with any tool
+        is answered when it embeds this near one, and one sharing a word is answered however far it
+        embeds (the lower bar and the everyday test are "strict"'s). The lower bar was tried as the
+        balanced one and dropped: in a catalog of four tools everyday requests reach them so poorly
+        that "zebra migration patterns in Kenya" cleared it."""
+        return policy == "off" or self.closest >= self.high
 
     def off_domain(self, everyday_lead: float | None) -> bool:
         """No tool embeds nearer the request than most everyday requests come, or everyday requests

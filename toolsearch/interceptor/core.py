@@ -294,13 +294,17 @@ class _Turn:
                 args = parse_search_arguments(
                     call.arguments, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
                 )
-                parsed.append((call.id, args.query, args.limit))
+                parsed.append((call.id, args))
             except BadSearchArguments as exc:
                 answers[call.id] = SearchAnswer(query_of(call), (), text=str(exc), is_error=True)
-        results = self._search_and_load([(q, k) for _, q, k in parsed])
-        for (call_id, query, _), (tools, more) in zip(parsed, results):
+        # one search per need (a call may carry several: meta_tool's `queries`), answered per call
+        results = iter(self._search_and_load([(q, args.limit) for _, args in parsed for q in args.needs]))
+        for call_id, args in parsed:
+            found = [next(results) for _ in args.needs]
+            tools = list({t.name: t for part, _ in found for t in part}.values())
+            more = sum(m for _, m in found)
             text = render_answer(tools, more, max_chars=self.o.description_chars)
-            answers[call_id] = SearchAnswer(query, tuple(tools), more, text)
+            answers[call_id] = SearchAnswer(args.query, tuple(tools), more, text)
         self._record(searches, "search")
         return answers
 

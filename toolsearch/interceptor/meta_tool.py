@@ -28,6 +28,7 @@ __all__ = [
     "purpose",
     "one_line",
     "LIMIT_REACHED",
+    "MAX_NEEDS",
 ]
 
 NO_MATCH = (
@@ -41,32 +42,49 @@ LIMIT_REACHED = (
 )
 
 
+MAX_NEEDS = 8  # queries one call may carry: more is a whole request pasted in pieces
+
+
 @functools.lru_cache(maxsize=64)
 def meta_tool(name: str, *, default_limit: int, max_limit: int) -> Tool:
     """The meta-tool as a `Tool`, so it is exported (and token-counted) like every other tool. Built once
-    per options (cached): building and validating it on every `create()` cost more than the rest."""
+    per options (cached): building and validating it on every `create()` cost more than the rest.
+
+    Why it asks for short queries, one per need (issue 34): models search with the user's whole request
+    ("book a table for 4 at Luigi's on Friday and text Ann the time"), whose names, dates and numbers
+    are in no tool's text and whose several needs compete for a few places. A query written as what the
+    tool does ("book a restaurant table") is what retrieval matches; `queries` gives each need its own
+    search, so a call with several needs covers each of them."""
     return Tool(
         name=name,
         description=(
-            "Search the tool catalog for tools that can do a task. Describe the need in a few words "
-            "(e.g. 'convert currency', 'read a file'); matching tools become callable in your next "
-            "step. Call it several times in one turn for several different needs."
+            "Search the tool catalog; matching tools become callable in your next step. Write each "
+            "query as what the tool does, in a few words, without the user's details (names, dates, "
+            "numbers): 'convert currency', 'search movies by title', 'send an email'. For several "
+            "needs, pass one query per need in `queries` (one call covers them all)."
         ),
         input_schema={
             "type": "object",
             "properties": {
                 "query": {
                     "type": "string",
-                    "description": "What the tool should do, in a few keywords.",
+                    "description": "One need: what the tool should do, in a few words (e.g. 'convert currency').",
+                },
+                "queries": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": MAX_NEEDS,
+                    "description": "Several needs, one short query each (e.g. ['search flights', "
+                                   "'book a hotel room']); use instead of `query`.",
                 },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": max_limit,
-                    "description": f"How many tools to return (default {default_limit}).",
+                    "description": f"How many tools to return per query (default {default_limit}).",
                 },
             },
-            "required": ["query"],
             "additionalProperties": False,
         },
     )
@@ -74,8 +92,13 @@ def meta_tool(name: str, *, default_limit: int, max_limit: int) -> Tool:
 
 @dataclass(frozen=True)
 class SearchArgs:
-    query: str
-    limit: int
+    query: str  # the needs joined by "; " (what reports and records show)
+    limit: int  # per need
+    queries: tuple[str, ...] = ()  # one per need; () means (query,)
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return self.queries or (self.query,)
 
 
 class BadSearchArguments(ValueError):
@@ -97,11 +120,7 @@ def parse_search_arguments(raw: str | None, *, default_limit: int, max_limit: in
         ) from None
     if not isinstance(args, dict):
         raise BadSearchArguments('Error: the arguments must be a JSON object like {"query": "..."}.')
-    query = args.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise BadSearchArguments(
-            'Error: "query" is required and must be a non-empty string describing the task.'
-        )
+    needs = _needs(args)
     limit = args.get("limit", default_limit)
     if limit is None:
         limit = default_limit
@@ -109,7 +128,39 @@ def parse_search_arguments(raw: str | None, *, default_limit: int, max_limit: in
         limit = int(limit)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise BadSearchArguments(f'Error: "limit" must be a whole number from 1 to {max_limit}.')
-    return SearchArgs(query=query.strip(), limit=min(limit, max_limit))
+    if len(needs) > 1 and "limit" not in args:
+        limit = min(limit, _PER_NEED)  # several needs: their best few each, not five each
+    return SearchArgs(query="; ".join(needs), limit=min(limit, max_limit),
+                      queries=needs if len(needs) > 1 else ())
+
+
+_PER_NEED = 3
+
+
+def _needs(args: dict[str, Any]) -> tuple[str, ...]:
+    """The needs of one call: `queries` (one string each) and/or `query`, stripped, without repeats."""
+    query, queries = args.get("query"), args.get("queries")
+    found: list[str] = []
+    if queries is not None:
+        if isinstance(queries, str):
+            queries = [queries]
+        if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+            raise BadSearchArguments('Error: "queries" must be a list of short strings, one per need, '
+                                     'e.g. ["convert currency", "send an email"].')
+        found += queries
+    if query is not None and not isinstance(query, str):
+        raise BadSearchArguments('Error: "query" must be a string describing what the tool should do.')
+    if query is not None:
+        found.insert(0, query)
+    needs = tuple(dict.fromkeys(q.strip() for q in found if q.strip()))
+    if not needs:
+        raise BadSearchArguments(
+            'Error: "query" is required (or "queries", one per need) and must say what the tool should '
+            'do, e.g. {"query": "convert currency"}.'
+        )
+    if len(needs) > MAX_NEEDS:
+        raise BadSearchArguments(f'Error: at most {MAX_NEEDS} queries per call; search for the first needs now.')
+    return needs
 
 
 def one_line(text: str, max_chars: int) -> str:

@@ -100,8 +100,8 @@ def _as_registry(source: Any) -> Registry:
         from ..catalog.loader import load_skills
 
         loaded = load_skills(Path(source))
-        if loaded.problems:
-            raise SkillError(list(loaded.problems))
+        if loaded.errors:
+            raise SkillError(list(loaded.errors))
         return Registry(loaded.skills)
     if isinstance(source, Iterable):
         items = list(source)

@@ -148,7 +148,7 @@ class SkillReloader:
             else:
                 kept = self._good.get(path)
                 note = " (the last good version stays in service)" if kept else ""
-                parse_problems += [Problem(p.file, p.message + note, p.field, p.line, p.fix)
+                parse_problems += [Problem(p.file, p.message + note, p.field, p.line, p.fix, p.severity)
                                    for p in parsed.problems]
                 if kept is not None:
                     in_service.append(kept)

@@ -21,7 +21,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from _gateway_helpers import EXAMPLES, build, serve_process, text_of  # noqa: E402
+from _gateway_helpers import EXAMPLES, build, serve_process, text_of, two_profile_catalog  # noqa: E402
 from toolsearch._errors import ConfigError  # noqa: E402
 from toolsearch.events import CallEvent, RefusedEvent, SearchEvent, UpstreamEvent  # noqa: E402
 from toolsearch.mcp.auth import token_sha256  # noqa: E402
@@ -136,6 +136,18 @@ def test_metrics_need_http_and_a_host_and_port(catalog: Path) -> None:
     with pytest.raises(ConfigError, match="--metrics 'nine': expected HOST:PORT"):
         build("--catalog", str(catalog), "--http", "127.0.0.1:0", "--metrics", "nine")
     assert build("--catalog", str(catalog), "--http", "127.0.0.1:0", "--metrics", "off").metrics is None
+
+
+def test_metrics_stay_off_the_gateway_port_when_profiles_are_private(tmp_path: Path) -> None:
+    """With profiles chosen per session (a trusted proxy header here), metrics would show every profile's
+    tool names to any caller of the gateway port: they need a listener of their own."""
+    catalog, profiles = two_profile_catalog(tmp_path)
+    args = ["--catalog", str(catalog), "--profile", str(profiles), "--trust-profile-header", "--http", "127.0.0.1:0"]
+    assert build(*args).metrics is None
+    separate = build(*args, "--metrics", "127.0.0.1:0")
+    assert separate.metrics is not None and separate.metrics_address == ("127.0.0.1", 0)
+    open_gateway = build("--catalog", str(catalog), "--http", "127.0.0.1:0")  # no private catalog: same port
+    assert open_gateway.metrics is not None and open_gateway.metrics_address is None
 
 
 def test_counting_events_upstream_failures_refusals_and_a_bounded_number_of_tool_labels() -> None:

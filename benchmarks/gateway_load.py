@@ -116,6 +116,12 @@ def gateway(*argv: str) -> Iterator[dict[str, Any]]:
         process.wait(15)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def memory_mb(pid: int) -> dict[str, float]:
     """VmRSS (now) and VmHWM (peak) of a process, in MB (Linux /proc)."""
     found: dict[str, float] = {}
@@ -178,12 +184,18 @@ def _percentile(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
 
 
-async def _load(urls: list[str], tokens: list[str], sessions: int, seconds: float) -> dict[str, Any]:
+async def _load(urls: list[str], tokens: list[str], sessions: int, seconds: float,
+                pids: tuple[int, ...] = ()) -> dict[str, Any]:
     stats: dict[str, Any] = {"search": [], "call": [], "errors": []}
+    load_before = os.getloadavg()[0]
+    cpu_before = [cpu_seconds(p) for p in pids], time.process_time()
     started = time.monotonic()
     deadline = started + seconds
     await asyncio.gather(*(_session(i, urls, tokens[i % len(tokens)], deadline, stats) for i in range(sessions)))
     elapsed = time.monotonic() - started
+    # CPU used per wall second (1.0 = one core busy): says whether the client or the gateway was the limit.
+    gateway_cpu = [round((cpu_seconds(p) - b) / elapsed, 2) for p, b in zip(pids, cpu_before[0])]
+    client_cpu = round((time.process_time() - cpu_before[1]) / elapsed, 2)
     operations = len(stats["search"]) + len(stats["call"])
     return {
         "sessions": sessions, "seconds": round(elapsed, 1), "operations": operations,
@@ -193,6 +205,8 @@ async def _load(urls: list[str], tokens: list[str], sessions: int, seconds: floa
         "search_mean_ms": round(statistics.fmean(stats["search"]) * 1000, 2) if stats["search"] else None,
         "call_p50_ms": _percentile(stats["call"], 0.50), "call_p99_ms": _percentile(stats["call"], 0.99),
         "errors": len(stats["errors"]), "error_samples": sorted(set(stats["errors"]))[:5],
+        "gateway_cpu_cores": gateway_cpu, "client_cpu_cores": client_cpu,
+        "load_average_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
 
 
@@ -222,7 +236,7 @@ def run(*, sessions: int = 16, seconds: float = 30.0) -> dict[str, Any]:
         with gateway(*common, "--metrics", "127.0.0.1:0") as one:
             asyncio.run(_load([one["url"]], tokens, 2, min(2.0, seconds)))  # warm up: first searches, imports
             before = _scrape_searches(one["metrics"])
-            measured = asyncio.run(_load([one["url"]], tokens, sessions, seconds))
+            measured = asyncio.run(_load([one["url"]], tokens, sessions, seconds, (one["pid"],)))
             time.sleep(0.5)  # the events of the last answers are delivered just after them
             measured["metrics_searches_counted"] = (_scrape_searches(one["metrics"]) or 0) - (before or 0)
             measured["memory"] = [memory_mb(one["pid"])]
@@ -233,7 +247,7 @@ def run(*, sessions: int = 16, seconds: float = 30.0) -> dict[str, Any]:
             replicas = [stack.enter_context(gateway(*common, "--session-store", store)) for _ in range(2)]
             urls = [r["url"] for r in replicas]
             asyncio.run(_load(urls, tokens, 2, min(2.0, seconds)))
-            measured = asyncio.run(_load(urls, tokens, sessions, seconds))
+            measured = asyncio.run(_load(urls, tokens, sessions, seconds, tuple(r["pid"] for r in replicas)))
             measured["memory"] = [memory_mb(r["pid"]) for r in replicas]
             results["configurations"]["two replicas + Redis"] = measured
     return results
@@ -241,12 +255,14 @@ def run(*, sessions: int = 16, seconds: float = 30.0) -> dict[str, Any]:
 
 def markdown(result: dict[str, Any]) -> str:
     rows = ["| configuration | sessions | ops/s | searches | calls | search p50 / p99 (ms) | call p50 / p99 (ms) "
-            "| errors | gateway RSS, peak (MB) |", "|---|---|---|---|---|---|---|---|---|"]
+            "| errors | gateway RSS, peak (MB) | CPU cores: gateway(s), client | load avg (1 min) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, c in result["configurations"].items():
         memory = "; ".join(f"{m.get('rss_mb')}, {m.get('peak_rss_mb')}" for m in c["memory"])
+        cpu = " + ".join(str(v) for v in c["gateway_cpu_cores"]) + f", {c['client_cpu_cores']}"
         rows.append(f"| {name} | {c['sessions']} | {c['throughput_per_s']} | {c['searches']} | {c['calls']} | "
                     f"{c['search_p50_ms']} / {c['search_p99_ms']} | {c['call_p50_ms']} / {c['call_p99_ms']} | "
-                    f"{c['errors']} | {memory} |")
+                    f"{c['errors']} | {memory} | {cpu} | {' -> '.join(map(str, c['load_average_1m']))} |")
     one = result["configurations"].get("one process", {})
     counted = one.get("metrics_searches_counted")
     lines = [
@@ -259,7 +275,9 @@ def markdown(result: dict[str, Any]) -> str:
         *rows, "",
         f"Measured once, on a machine with {result['cpus']} CPU cores shared with other work at the time; the "
         "client (all sessions in one Python process) and the gateways ran on the same cores, so the figures "
-        "are a floor for a dedicated host, not a capacity plan.", "",
+        "are a floor for a dedicated host, not a capacity plan. CPU cores = CPU seconds used per second of the "
+        "window (1.0 is one core busy); a 1-minute load average above the core count means the run waited "
+        "for CPU behind other work.", "",
         "- **one process**: sessions in memory." + (
             f" Its `/metrics` (own listener) counted {counted:g} searches in the window; the clients completed "
             f"{one.get('searches')} (errors included in neither)." if counted is not None else ""),

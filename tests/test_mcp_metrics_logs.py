@@ -18,7 +18,8 @@ import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from _gateway_helpers import EXAMPLES, serve_process  # noqa: E402
+from _gateway_helpers import EXAMPLES, build, serve_process  # noqa: E402
+from toolsearch._errors import ConfigError  # noqa: E402
 from toolsearch.cli.log_format import JsonFormatter  # noqa: E402
 from toolsearch.mcp.auth import token_sha256  # noqa: E402
 from toolsearch.mcp.observe import tracing_wanted  # noqa: E402
@@ -103,3 +104,9 @@ def test_which_variables_turn_tracing_on() -> None:
     assert tracing_wanted(False, {"OTEL_TRACES_EXPORTER": "console"})
     assert not tracing_wanted(False, {"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "x"})
     assert not tracing_wanted(False, {"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "console"})
+
+
+def test_an_exporter_it_cannot_run_is_a_clear_error(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    with pytest.raises(ConfigError, match="OTEL_TRACES_EXPORTER='zipkin'.*'otlp' or 'console'"):
+        build("--catalog", str(catalog), "--http", "127.0.0.1:0")

@@ -13,6 +13,7 @@ A single stream means a single delivery thread and every subscriber seeing the s
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from collections.abc import Mapping
@@ -58,9 +59,8 @@ def tracing_subscriber(env: Mapping[str, str] = os.environ) -> Any:
                           "'console' (fix: set one of them, or 'none' to export nothing)")
     provider = TracerProvider(resource=Resource.create({"service.name": env.get("OTEL_SERVICE_NAME", "toolsearch")}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
-    subscriber = OpenTelemetryEvents(tracer_provider=provider)
-    subscriber.provider = provider  # type: ignore[attr-defined]  # flushed at exit by the caller
-    return subscriber
+    atexit.register(provider.shutdown)  # exports the last batch (after serve closed the event stream)
+    return OpenTelemetryEvents(tracer_provider=provider)
 
 
 def serve_events(searcher: Any, *, log_events: Any = None, metrics: bool, otel: bool) -> tuple[Any, Any]:

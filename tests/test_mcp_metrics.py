@@ -82,7 +82,9 @@ def test_metrics_move_after_searches_and_calls_through_the_real_gateway(catalog:
 
         assert anyio.run(use) == 1  # the client's session, open while it scraped
         found = wait_for(metrics_url, lambda s: s.get(("toolsearch_upstream_calls_total",
-                                                       (("outcome", "ok"), ("server", "time")))) == 1)
+                                                       (("outcome", "ok"), ("server", "time")))) == 1
+                         and s.get(("toolsearch_active_sessions", ())) == 0)
+    assert found[("toolsearch_active_sessions", ())] == 0  # the client closed its session
     assert found[("toolsearch_searches_total", (("profile", ""),))] == 2
     assert found[("toolsearch_search_no_match_total", (("profile", ""),))] == 1
     assert found[("toolsearch_calls_total", (("outcome", "ok"), ("tool", "current_time")))] == 1

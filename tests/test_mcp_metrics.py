@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -138,6 +139,13 @@ def test_metrics_need_http_and_a_host_and_port(catalog: Path) -> None:
     with pytest.raises(ConfigError, match="--metrics 'nine': expected HOST:PORT"):
         build("--catalog", str(catalog), "--http", "127.0.0.1:0", "--metrics", "nine")
     assert build("--catalog", str(catalog), "--http", "127.0.0.1:0", "--metrics", "off").metrics is None
+    with socket.socket() as taken:  # a metrics port in use: one line before anything starts
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match=f"--metrics 127.0.0.1:{port}: cannot listen.*choose another port"):
+            run(build_parser().parse_args(["serve", "--catalog", str(catalog), "--http", "127.0.0.1:0",
+                                           "--metrics", f"127.0.0.1:{port}"]))
 
 
 def test_metrics_stay_off_the_gateway_port_when_profiles_are_private(tmp_path: Path) -> None:

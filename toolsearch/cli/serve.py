@@ -12,6 +12,7 @@ the MCP protocol is written to stdout; warnings go to stderr.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from .._errors import ConfigError, MissingDependencyError
 from ..catalog.bundled import default_catalog_path
 from ._catalog import quiet_reload_log
 from ._index import INDEX_HELP, check_index_folder, record_catalog
+from .log_format import say, use_json_logs
 
 __all__ = ["add_parser", "build_gateway", "run"]
 
@@ -63,6 +65,17 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--log-events", action="store_true",
                         help="log every search, load, eviction, call, reload and upstream restart to stderr "
                              "(one line each, without tool arguments or results)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text",
+                        help="json: every stderr line is one JSON object (time, level, logger, message and "
+                             "the event's fields)")
+    parser.add_argument("--metrics", default=None, metavar="HOST:PORT|off",
+                        help="HTTP: serve Prometheus metrics at http://HOST:PORT/metrics, a listener of its own. "
+                             "Default: GET /metrics on the gateway's port, but only without --auth and "
+                             "--trust-profile-header (metrics name every profile's tools); with them, metrics "
+                             "need this option")
+    parser.add_argument("--otel", action="store_true",
+                        help="export OpenTelemetry spans (also when OTEL_TRACES_EXPORTER or "
+                             "OTEL_EXPORTER_OTLP_ENDPOINT is set): otlp, or console on stderr")
     parser.set_defaults(run=run)
 
 
@@ -100,12 +113,12 @@ def build_gateway(args: argparse.Namespace) -> Any:
     if args.index is not None:
         record_catalog(args.index, catalog)
     for problem in searcher.problems:
-        print(f"toolsearch serve: warning: {problem}", file=sys.stderr)
+        say(str(problem), level=logging.WARNING)
     profiles: Any = None
     if args.profile:
         loaded = load_profiles(args.profile, catalog=searcher.catalog)
         for problem in loaded.problems:
-            print(f"toolsearch serve: warning: {problem}", file=sys.stderr)
+            say(str(problem), level=logging.WARNING)
         found = loaded.profiles
         if not found.profiles:
             raise ConfigError(f"--profile {args.profile}: no usable profile in the file (see the warnings)")
@@ -113,15 +126,21 @@ def build_gateway(args: argparse.Namespace) -> Any:
     executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
     reloader = None
-    events = _event_log() if getattr(args, "log_events", False) else None
+    from ..mcp.observe import open_sessions, serve_events
+
+    metrics_address = _metrics_address(args) if http else None
+    shared_port_ok = auth is None and not args.trust_profile_header  # nobody's catalog is private
+    serve_metrics = http and (metrics_address is not None or (args.metrics is None and shared_port_ok))
+    events, metrics = serve_events(searcher, log_events=_event_log(args) if getattr(args, "log_events", False)
+                                   else None, metrics=serve_metrics, otel=getattr(args, "otel", False))
     if args.watch:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")
         from ..runtime.reload import SkillReloader
 
         quiet_reload_log()  # each problem once: in the report line below
-        reloader = SkillReloader(catalog, searcher.registry, on_change=lambda report: print(
-            f"toolsearch serve: reload: {report}", file=sys.stderr, flush=True), on_event=events)
+        reloader = SkillReloader(catalog, searcher.registry, on_change=lambda report: say(f"reload: {report}"),
+                                 on_event=events)
         reloader.start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
     gateway = Gateway(searcher, executor, options=options, profiles=profiles, on_event=events)
@@ -131,22 +150,36 @@ def build_gateway(args: argparse.Namespace) -> Any:
         gateway.identity = identity_for(profiles, auth, trust_profile_header=args.trust_profile_header)
         gateway.session_store = session_store
     gateway.reloader = reloader  # for whoever must stop it (tests)
+    gateway.metrics, gateway.metrics_address = metrics, metrics_address
+    if metrics is not None:
+        metrics.sessions = lambda: open_sessions(gateway)
     return gateway
 
 
-def _event_log() -> Any:
-    """The stream of `--log-events`: the `toolsearch.events` logger, to stderr (stdout is the protocol's)."""
-    import logging
-
-    from ..events import EventStream, LogEvents
+def _event_log(args: argparse.Namespace) -> Any:
+    """The subscriber of `--log-events`: the `toolsearch.events` logger, to stderr (stdout is the
+    protocol's); with --log-format json the root logger's JSON handler writes it instead."""
+    from ..events import LogEvents
 
     logger = logging.getLogger("toolsearch.events")
-    if not logger.handlers:
+    logger.setLevel(logging.INFO)
+    if not logger.handlers and getattr(args, "log_format", "text") != "json":
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("toolsearch serve: %(message)s"))
         logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-    return EventStream([LogEvents(logger)])
+    return LogEvents(logger)
+
+
+def _metrics_address(args: argparse.Namespace) -> tuple[str, int] | None:
+    """--metrics HOST:PORT (None: off, or on the gateway's own port)."""
+    from ..mcp.transport import parse_host_port
+
+    if args.metrics is None or args.metrics.strip().lower() == "off":
+        return None
+    try:
+        return parse_host_port(args.metrics)
+    except ConfigError:
+        raise ConfigError(f"--metrics {args.metrics!r}: expected HOST:PORT (e.g. 127.0.0.1:9464) or off") from None
 
 
 def allowed_handler_modules(args: argparse.Namespace) -> tuple[str, ...] | None:
@@ -163,28 +196,47 @@ def run(args: argparse.Namespace) -> int:
     from ..mcp.transport import listen_socket, parse_host_port, serve_http, serve_stdio
 
     address = parse_host_port(args.http) if args.http else None
-    if address is None and (args.auth or args.trust_profile_header or args.session_store):
-        raise ConfigError("--auth, --trust-profile-header and --session-store apply to --http (fix: add "
-                          "--http HOST:PORT; over stdio the client that started the gateway is trusted)")
+    if address is None and (args.auth or args.trust_profile_header or args.session_store or args.metrics):
+        raise ConfigError("--auth, --trust-profile-header, --session-store and --metrics apply to --http (fix: "
+                          "add --http HOST:PORT; over stdio the client that started the gateway is trusted)")
+    if args.log_format == "json":
+        use_json_logs()
     # A port in use is found before the catalog loads and upstream servers start: one line, exit 2.
-    listener = listen_socket(*address) if address is not None else None
+    metrics_address = _metrics_address(args) if address is not None else None
+    listeners = [listen_socket(*address)] if address is not None else []
     try:
+        if metrics_address is not None:
+            listeners.append(listen_socket(*metrics_address, option="--metrics"))
         gateway = build_gateway(args)
     except BaseException:
-        if listener is not None:
+        for listener in listeners:
             listener.close()
         raise
     tools = len(gateway.searcher.catalog)
-    if address is None:
-        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on stdio", file=sys.stderr)
-        anyio.run(serve_stdio, gateway)
+    try:
+        if address is None:
+            say(f"{tools} tools, {args.mode} mode, on stdio")
+            anyio.run(serve_stdio, gateway)
+            return 0
+        host, port = address
+        if gateway.metrics is None and args.metrics is None:
+            say("no /metrics: with --auth or --trust-profile-header they need a listener of their own "
+                "(e.g. --metrics 127.0.0.1:9464)")
+
+        def ready(bound: int) -> None:
+            shown = f"[{host}]" if ":" in host else host
+            say(f"{tools} tools, {args.mode} mode, on http://{shown}:{bound}/mcp")
+
+        def ready_metrics(bound: int) -> None:
+            metrics_host = metrics_address[0] if metrics_address else host
+            say(f"Prometheus metrics at http://{f'[{metrics_host}]' if ':' in metrics_host else metrics_host}"
+                f":{bound}/metrics")
+
+        anyio.run(lambda: serve_http(gateway, host, port, ready=ready, listener=listeners[0],
+                                     metrics_listener=listeners[1] if len(listeners) > 1 else None,
+                                     ready_metrics=ready_metrics,
+                                     log_config=None if args.log_format == "json" else "uvicorn"))
         return 0
-    host, port = address
-
-    def ready(bound: int) -> None:
-        shown = f"[{host}]" if ":" in host else host
-        print(f"toolsearch serve: {tools} tools, {args.mode} mode, on http://{shown}:{bound}/mcp",
-              file=sys.stderr, flush=True)
-
-    anyio.run(lambda: serve_http(gateway, host, port, ready=ready, listener=listener))
-    return 0
+    finally:
+        if gateway.events.active:  # the last log lines and spans, before the process exits
+            gateway.events.close(timeout=2.0)

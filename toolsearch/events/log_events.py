@@ -59,4 +59,6 @@ def summary(event: Any) -> str:
         return "; ".join(parts) or "no changes"
     if kind == "upstream":
         return f"{event.server} {event.action}" + (f": {event.detail}" if event.detail else "")
+    if kind == "refused":
+        return f"HTTP {event.status} for {event.principal or 'an unknown caller'} on {event.path}: {event.reason}"
     return str(event)

@@ -18,6 +18,7 @@ None unless the stream was made with `include_payloads=True`. A search's query i
     round_limit       max_search_rounds, strategy
     reload            added, updated, removed, problems
     upstream          server, action: "start" | "restart" | "start_failed" | "crash", detail
+    refused           status (401 or 403), reason, principal, path
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "CallEvent",
     "EvictEvent",
     "LoadEvent",
+    "RefusedEvent",
     "ReloadEvent",
     "RoundLimitEvent",
     "SearchEvent",
@@ -141,10 +143,22 @@ class UpstreamEvent(_Event):
     detail: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class RefusedEvent(_Event):
+    """An HTTP request the gateway refused: 401 (no valid credentials) or 403 (e.g. an unknown
+    profile). `reason` may quote what the client sent; `principal` is None when unauthenticated."""
+
+    kind: ClassVar[str] = "refused"
+    status: int
+    reason: str = ""
+    principal: str | None = None
+    path: str = ""
+
+
 ToolsearchEvent = Union[SearchEvent, LoadEvent, EvictEvent, CallEvent, RoundLimitEvent, ReloadEvent,
-                        UpstreamEvent]
+                        UpstreamEvent, RefusedEvent]
 
 EVENT_TYPES: dict[str, type[_Event]] = {
     cls.kind: cls for cls in (SearchEvent, LoadEvent, EvictEvent, CallEvent, RoundLimitEvent, ReloadEvent,
-                              UpstreamEvent)
+                              UpstreamEvent, RefusedEvent)
 }

@@ -16,7 +16,8 @@ session's state at `initialize` (`bind_at_initialize`), so the profile is fixed 
 later request's header cannot change it. A 2026-07-28 (stateless) request has no session: its
 profile is resolved the same way on each request, from that request's own credentials.
 
-`_RefusalLog` logs every refused request (401, 403) once, with the principal if known and the reason.
+`_RefusalLog` logs every refused request (401, 403) once, with the principal if known and the reason,
+and publishes it as a `refused` event (counted by the metrics).
 """
 
 from __future__ import annotations
@@ -66,15 +67,16 @@ class SessionIdentity:
             settings = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)
         return {"auth": settings, "token_verifier": make_verifier(self.auth)}
 
-    def wrap(self, app: Any, path: str) -> Any:
-        """`app` with the profile resolver inside its auth middleware and the refusal log around it."""
+    def wrap(self, app: Any, path: str, events: Any = None) -> Any:
+        """`app` with the profile resolver inside its auth middleware and the refusal log around it
+        (which also publishes a `refused` event on `events`, an EventStream, for the metrics)."""
         from starlette.middleware import Middleware
 
         # Innermost, so it runs after the SDK's AuthenticationMiddleware has set scope["user"].
         app.user_middleware.append(Middleware(_ResolveProfile, identity=self, path=path))
         if self.auth is not None and self.auth.oauth is not None:
             _add_root_metadata(app)
-        return _RefusalLog(app)
+        return _RefusalLog(app, events)
 
     # --- one request -------------------------------------------------------------------------
 
@@ -171,8 +173,8 @@ async def _forbidden(send: Any, reason: str) -> None:
 class _RefusalLog:
     """ASGI: one warning per refused request (401/403) with the principal (if known) and the reason."""
 
-    def __init__(self, app: Any):
-        self.app = app
+    def __init__(self, app: Any, events: Any = None):
+        self.app, self.events = app, events
         self.router = getattr(app, "router", None)  # what tests and uvicorn may look for
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -189,6 +191,11 @@ class _RefusalLog:
                 log.warning("refused %s %s from %s: HTTP %d, principal %s: %s", scope.get("method"),
                             scope.get("path"), client[0], message["status"], box.get("principal", "unknown"),
                             reason)
+                if self.events is not None and self.events.active:
+                    from ..events import RefusedEvent
+
+                    self.events.emit(RefusedEvent(source="gateway", status=message["status"], reason=reason,
+                                                  principal=box.get("principal"), path=str(scope.get("path"))))
             await send(message)
 
         try:

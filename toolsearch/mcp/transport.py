@@ -64,29 +64,51 @@ def http_app(gateway: Gateway, *, host: str = "127.0.0.1", path: str = "/mcp") -
         from .replicas import install
 
         install(gateway, gateway.server.session_manager, gateway.session_store)
-    return identity.wrap(app, path) if identity is not None else app
+    app = identity.wrap(app, path, gateway.events) if identity is not None else app
+    metrics = getattr(gateway, "metrics", None)
+    if metrics is not None and getattr(gateway, "metrics_address", None) is None:
+        from .metrics import with_metrics
+
+        app = with_metrics(app, metrics)  # only when no catalog is private: see `toolsearch serve --metrics`
+    return app
 
 
 async def serve_http(gateway: Gateway, host: str, port: int, *, path: str = "/mcp",
-                     ready: Any = None, listener: socket.socket | None = None) -> None:
+                     ready: Any = None, listener: socket.socket | None = None,
+                     metrics_listener: socket.socket | None = None, ready_metrics: Any = None,
+                     log_config: Any = "uvicorn") -> None:
     """Serve streamable HTTP at http://HOST:PORT/mcp until cancelled. `ready(port)` is called once
     the socket listens (port 0 picks a free port). A port in use or a host that cannot be bound is a
     `ConfigError` raised before anything is served (uvicorn would log it and exit the process);
-    `listener`: a socket from `listen_socket` already bound to HOST:PORT (closed when serving ends)."""
+    `listener`: a socket from `listen_socket` already bound to HOST:PORT (closed when serving ends).
+    `metrics_listener`: a bound socket where a server of its own answers GET /metrics from
+    `gateway.metrics` (`toolsearch serve --metrics`; `ready_metrics(port)` once it listens).
+    `log_config=None` leaves uvicorn's loggers to the root logger (`--log-format json`)."""
     import anyio
     import uvicorn
 
     listener = listener or listen_socket(host, port)
-    config = uvicorn.Config(http_app(gateway, host=host, path=path), log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
+    logs = {} if log_config == "uvicorn" else {"log_config": log_config}
+    server = uvicorn.Server(uvicorn.Config(http_app(gateway, host=host, path=path), log_level="warning",
+                                           lifespan="on", **logs))
+    servers = [(server, listener)]
+    if metrics_listener is not None:
+        from .metrics import metrics_app
+
+        servers.append((uvicorn.Server(uvicorn.Config(metrics_app(gateway.metrics), log_level="warning", **logs)),
+                        metrics_listener))
     failed = ConfigError(f"the HTTP server at {host}:{port} could not start (see the message above)")
     started = False
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [listener])
-            while not server.started and not server.should_exit:  # should_exit: startup failed
+            for each, sock in servers:
+                tg.start_soon(each.serve, [sock])
+            # should_exit: a startup failed
+            while not all(s.started for s, _ in servers) and not any(s.should_exit for s, _ in servers):
                 await anyio.sleep(0.02)
-            started = server.started
+            started = all(s.started for s, _ in servers)
+            if started and ready_metrics is not None and metrics_listener is not None:
+                ready_metrics(metrics_listener.getsockname()[1])
             if ready is not None and started:
                 ready(listener.getsockname()[1])
     except BaseExceptionGroup as group:  # uvicorn ends a failed startup with sys.exit(3)
@@ -96,18 +118,20 @@ async def serve_http(gateway: Gateway, host: str, port: int, *, path: str = "/mc
     except SystemExit:
         raise failed from None
     finally:
-        listener.close()
+        for _, sock in servers:
+            sock.close()
     if not started:
         raise failed
 
 
-def listen_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on HOST:PORT, or a one-line `ConfigError` saying why there is none."""
+def listen_socket(host: str, port: int, option: str = "--http") -> socket.socket:
+    """A listening TCP socket on HOST:PORT, or a one-line `ConfigError` (naming `option`) saying why
+    there is none."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     except (socket.gaierror, UnicodeError) as exc:
-        raise ConfigError(f"--http {host}:{port}: cannot resolve the host {host!r} ({exc}); give an IP "
+        raise ConfigError(f"{option} {host}:{port}: cannot resolve the host {host!r} ({exc}); give an IP "
                           "address such as 127.0.0.1") from None
     sock = socket.socket(family, kind, proto)
     try:
@@ -119,7 +143,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
         why = exc.strerror or str(exc)
         fix = ("choose another port, or stop the program listening on it" if exc.errno == errno.EADDRINUSE
                else "choose an address of this machine and a port you may open (>= 1024 without root)")
-        raise ConfigError(f"--http {host}:{port}: cannot listen: {why}; {fix}") from None
+        raise ConfigError(f"{option} {host}:{port}: cannot listen: {why}; {fix}") from None
     sock.set_inheritable(True)
     return sock
 

@@ -64,13 +64,15 @@ class FoldReport:
 
 
 class LearnedEvidence:
-    """Tool name -> its learned requests, newest last, each with the session it came from."""
+    """Tool name -> its learned requests, newest last, each as (request, session it came from, share):
+    the share is 1 / the number of tools the request led to, since a request that needed three tools
+    is evidence for each of them only in part (its other words are about the other tools)."""
 
-    def __init__(self, tools: dict[str, list[tuple[str, str]]] | None = None, *,
+    def __init__(self, tools: dict[str, list[tuple[str, str, float]]] | None = None, *,
                  max_per_tool: int = 64, per_session: int = 2):
         if max_per_tool < 1 or per_session < 1:
             raise ConfigError("max_per_tool and per_session must be >= 1")
-        self.tools: dict[str, list[tuple[str, str]]] = tools or {}
+        self.tools: dict[str, list[tuple[str, str, float]]] = tools or {}
         self.max_per_tool = max_per_tool
         self.per_session = per_session
 
@@ -78,7 +80,7 @@ class LearnedEvidence:
         return sum(len(v) for v in self.tools.values())
 
     def requests(self, tool: str) -> list[str]:
-        return [query for query, _ in self.tools.get(tool, ())]
+        return [entry[0] for entry in self.tools.get(tool, ())]
 
     # --- learning ----------------------------------------------------------------------------------
 
@@ -95,6 +97,7 @@ class LearnedEvidence:
                 continue
             session = record.session if record.session is not None else f"#{number}:{record.time}"
             request = " ".join(record.query.split())
+            share = round(1.0 / max(len(record.tools), 1), 4)
             for tool in record.tools:
                 if tool not in catalog:
                     report.unknown_tools.add(tool)
@@ -102,18 +105,18 @@ class LearnedEvidence:
                 entries = self.tools.setdefault(tool, [])
                 known = seen.get(tool)
                 if known is None:
-                    known = seen[tool] = {(s, q.lower()) for q, s in entries}
+                    known = seen[tool] = {(e[1], e[0].lower()) for e in entries}
                 if (session, request.lower()) in known:
                     report.duplicates += 1
                     continue
-                if sum(1 for _, s in entries if s == session) >= self.per_session:
+                if sum(1 for e in entries if e[1] == session) >= self.per_session:
                     report.capped += 1
                     continue
-                entries.append((request, session))
+                entries.append((request, session, share))
                 known.add((session, request.lower()))
                 report.learned += 1
                 if len(entries) > self.max_per_tool:
-                    old_request, old_session = entries.pop(0)  # the oldest goes
+                    old_request, old_session, _ = entries.pop(0)  # the oldest goes
                     known.discard((old_session, old_request.lower()))
         return report
 
@@ -145,8 +148,12 @@ class LearnedEvidence:
         if not isinstance(tools, dict):
             raise ConfigError(f"learned evidence {path} is not format {FORMAT}; delete it and run "
                               "`toolsearch learn` again")
-        clean = {str(name): [(str(q), str(s)) for q, s in entries]
-                 for name, entries in tools.items() if isinstance(entries, list)}
+        try:
+            clean = {str(name): [(str(e[0]), str(e[1]), float(e[2]) if len(e) > 2 else 1.0) for e in entries]
+                     for name, entries in tools.items() if isinstance(entries, list)}
+        except (TypeError, ValueError, IndexError):
+            raise ConfigError(f"learned evidence {path} has a malformed entry; delete it and run "
+                              "`toolsearch learn` again") from None
         return cls(clean, **kw)
 
     def save(self, path: str | Path) -> None:

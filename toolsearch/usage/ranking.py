@@ -29,7 +29,7 @@ from .learned import LearnedEvidence
 
 __all__ = ["LEARNED_WEIGHT", "LearnedScorer", "learned_postings", "with_learned"]
 
-LEARNED_WEIGHT = 2.0
+LEARNED_WEIGHT = 0.5
 _K1 = 1.2
 _B = 0.75
 _EXTRA_DEPTH = 30  # learned-only tools considered beyond the BM25F top n
@@ -38,22 +38,22 @@ _Postings = dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (docs, saturated
 
 def learned_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Postings:
     """The learned documents' postings over the index's doc numbers (tools not in it are left out)."""
-    counts: dict[str, dict[int, int]] = {}
-    lengths: dict[int, int] = {}
+    counts: dict[str, dict[int, float]] = {}
+    lengths: dict[int, float] = {}
     memo: dict[str, list[str]] = {}
     for name, entries in evidence.tools.items():
         doc = doc_ids.get(name)
         if doc is None or not entries:
             continue
-        length = 0
-        for query, _session in entries:
+        length = 0.0
+        for query, _session, share in entries:
             terms = memo.get(query)
             if terms is None:
                 terms = memo[query] = analyze(query)
-            length += len(terms)
+            length += len(terms) * share
             for term in terms:
                 per_doc = counts.setdefault(term, {})
-                per_doc[doc] = per_doc.get(doc, 0) + 1
+                per_doc[doc] = per_doc.get(doc, 0.0) + share
         lengths[doc] = length
     if not lengths:
         return {}
@@ -118,8 +118,8 @@ class LearnedScorer:
         return sorted(combined.values(), key=lambda r: (-r.score, r.doc))[:n]
 
 
-def with_learned(scorer: Any, evidence: LearnedEvidence, weight: float = LEARNED_WEIGHT) -> Any:
+def with_learned(scorer: Any, evidence: LearnedEvidence, weight: float | None = None) -> Any:
     """`scorer` with `evidence` folded into its ranking (itself when none of it names an indexed tool)."""
     doc_ids = {name: i for i, name in enumerate(scorer.postings.names)}
     postings = learned_postings(evidence, doc_ids)
-    return LearnedScorer(scorer, postings, weight) if postings else scorer
+    return LearnedScorer(scorer, postings, LEARNED_WEIGHT if weight is None else weight) if postings else scorer

@@ -243,7 +243,8 @@ class Searcher:
         from ..usage.learned import open_learned
 
         with self._lock:
-            self._learned = open_learned(learned, self._store.path if self._store else None)
+            self._learned = None if learned is None else open_learned(
+                learned, self._store.path if self._store else None)
             state = self._state
             self._state = self._make_state(state.catalog, state.scorer.postings)
 

@@ -76,3 +76,24 @@ def test_the_gateway_recorder_pairs_a_session_search_with_its_successful_calls(t
     records = [json.loads(line) for line in (tmp_path / "usage.jsonl").read_text().splitlines()]
     assert [(r["query"], r["tools"], r["session"], r.get("profile")) for r in records] == [
         ("weather in paris", ["get_weather"], "s1", "acme")]
+
+
+def test_the_gateway_records_search_tools_then_a_successful_call_in_the_same_session(searcher, tmp_path):
+    import asyncio
+
+    from toolsearch.mcp.gateway import Gateway
+
+    usage = tmp_path / "usage.jsonl"
+    with Executor(searcher.registry, context=ToolContext(workspace=tmp_path)) as executor:
+        gateway = Gateway(searcher, executor, usage=str(usage))
+        one, two = gateway._state(None), gateway._state(None)  # two sessions
+
+        async def play() -> None:
+            await gateway.call(one, "search_tools", {"query": "calculate an expression"})
+            await gateway.call(two, "call_tool", {"name": "calculate", "arguments": {"expression": "1+1"}})
+            await gateway.call(one, "call_tool", {"name": "calculate", "arguments": {"expression": "1/0"}})
+            await gateway.call(one, "call_tool", {"name": "calculate", "arguments": {"expression": "6*7"}})
+
+        asyncio.run(play())
+    records = list(iter_records(usage))
+    assert [(r.query, r.tools, r.session) for r in records] == [("calculate an expression", ("calculate",), one.key)]

@@ -158,6 +158,7 @@ def test_learning_ranks_the_tool_people_called_and_persists_with_the_index(tmp_p
     learn(index, usage, searcher.catalog)
     reopened = Searcher(catalog(), index)  # a new process: the evidence is read from the index folder
     assert top(reopened)[0] == "mortgage_payment"
+    assert reopened.candidates(QUERY, 1)[0].matched == ("learned",)  # told apart from hand-written examples
     # What the model sees is unchanged: the tool's own description, no learned request in it.
     tool = reopened.catalog.tools["mortgage_payment"]
     assert tool.description == "Calculate the payment of a loan from its rate and term." and not tool.examples

@@ -628,7 +628,8 @@ class Searcher:
         for r in ranked:
             matched = _MATCHED.get(r.fields)
             if matched is None:
-                matched = tuple(f for i, f in enumerate(FIELDS) if r.fields >> i & 1)
+                # the bit after FIELDS: requests learned from usage matched (toolsearch.usage.ranking)
+                matched = tuple(f for i, f in enumerate((*FIELDS, "learned")) if r.fields >> i & 1)
             name = names[r.doc]
             hits.append(Hit(name, round(r.score, 6), skill_names[int(skill_of[r.doc])], matched,
                             ToolRef(tools, name)))  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..index.analysis import analyze
+from ..index.documents import FIELDS
 from ..index.scoring import Ranked
 from .learned import LearnedEvidence
 
@@ -32,6 +33,7 @@ __all__ = ["LEARNED_WEIGHT", "LearnedScorer", "learned_postings", "with_learned"
 LEARNED_WEIGHT = 0.5
 _K1 = 1.2
 _B = 0.75
+LEARNED_BIT = 1 << len(FIELDS)  # in Ranked.fields: a hit's matched fields then list "learned"
 _EXTRA_DEPTH = 30  # learned-only tools considered beyond the BM25F top n
 _Postings = dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (docs, saturated tf part)
 
@@ -110,11 +112,15 @@ class LearnedScorer:
         base = self.base.rank(terms, n + len(extra), keep=keep)
         combined: dict[int, Ranked] = {}
         for r in base:
-            combined[r.doc] = Ranked(r.doc, r.score + scores.get(r.doc, 0.0), r.fields,
-                                     r.groups | groups.get(r.doc, 0))
+            learned_part = scores.get(r.doc)
+            if learned_part is None:
+                combined[r.doc] = r
+            else:
+                combined[r.doc] = Ranked(r.doc, r.score + learned_part, r.fields | LEARNED_BIT,
+                                         r.groups | groups[r.doc])
         for doc in extra:
             if doc not in combined:
-                combined[doc] = Ranked(doc, scores[doc], 0, groups[doc])
+                combined[doc] = Ranked(doc, scores[doc], LEARNED_BIT, groups[doc])
         return sorted(combined.values(), key=lambda r: (-r.score, r.doc))[:n]
 
 

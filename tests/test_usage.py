@@ -228,3 +228,15 @@ def test_learn_with_a_bad_usage_file_exits_2_naming_the_line(tmp_path, capsys):
     assert 'u.jsonl:2: "query" must be a non-empty string' in capsys.readouterr().err
     assert main(["learn", "--catalog", tools, "--index", str(tmp_path / "i")]) == 2
     assert "nothing to do" in capsys.readouterr().err
+
+
+def test_a_query_sharing_no_learned_word_ranks_exactly_as_without_learning(tmp_path):
+    index = tmp_path / "index"
+    plain = Searcher(catalog(), index)
+    expected = [(h.name, h.score, h.matched) for h in plain.candidates("currency exchange rates", 4)]
+    learn(index, write(tmp_path / "u.jsonl", *PEOPLE), plain.catalog)
+    learned = Searcher(catalog(), index)
+    assert [(h.name, h.score, h.matched) for h in learned.candidates("currency exchange rates", 4)] == expected
+    # Words of its own text ("loan", "payment") and of its requests ("monthly") add up in one field set.
+    own = learned.candidates("loan payment monthly", 1)[0]
+    assert own.name == "mortgage_payment" and set(own.matched) >= {"description", "learned"}

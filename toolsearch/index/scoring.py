@@ -233,6 +233,16 @@ class Scorer:
         peaks = [next(maxima) if count else 0.0 for count in counts]
         return doc, contrib, bits.astype(np.uint8), counts, peaks
 
+    def contributions(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(docs ascending, their BM25F score for `term`): what another field's evidence is merged
+        into (toolsearch.usage.ranking); empty arrays for a term no tool contains."""
+        entry = self._postings.get(term)
+        if entry is None:
+            entry = self._term_postings(term)
+        if not entry:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        return entry[0], entry[1]
+
     def term_id(self, term: str) -> int | None:
         """The term's row in the postings, or None when no tool contains it."""
         try:

@@ -7,16 +7,16 @@ exactly, inside the saturation: for a query term, the index's stored score `idf 
 the tool's boosted, normalized term frequency over its own fields; the learned field adds its `L`,
 and the term scores `idf * (W + L) (k1 + 1) / (k1 + W + L)`: a word the tool's own text already
 holds strongly gains little more from requests. (On BFCL's test half, learning its tune half:
-Recall@5 0.864 -> 0.909 merged so at weight 0.5 (0.906 at 1.0, 0.890 at 2.0); a separate BM25 part
+Recall@5 0.864 -> 0.910 merged so at weight 0.5 (0.908 at 0.35, 0.907 at 0.75, 0.890 at 2.0); a separate BM25 part
 added after saturation, 0.906 at its best weight; the requests appended to the tools' hand-written
 `examples` and reindexed, 0.913, but then learned and written examples are one field.)
 The index itself is not rebuilt: learning is a small overlay read when the searcher opens, and a tool whose learned requests match but whose own text
 ranked below the BM25F list is brought in by its learned part. Hand-written `examples` stay in
 their own field: the two are weighed and reported apart (a hit's matched fields say "learned").
 
-`LearnedScorer` wraps the index's `Scorer` (same interface): the Searcher's ranking, typo fallback,
-clauses and no-good-match verdict all see the combined ranking, and a query sharing no term with any
-learned request costs one dictionary lookup per term and ranks exactly as without learning.
+The merge happens once, when a searcher opens (`Scorer.overlay` of each learned term's merged
+scores): the Searcher's ranking, typo fallback, clauses and no-good-match verdict then see one set of
+fields, and a search costs what it costs without learning.
 
 The weight and the form were chosen on BFCL only (benchmarks/learning.py, which reports the others
 as untuned).
@@ -24,22 +24,20 @@ as untuned).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 from typing import Any
 
 import numpy as np
 
 from ..index.analysis import analyze
 from ..index.documents import FIELDS
-from ..index.scoring import Ranked
 from .learned import LearnedEvidence
 
-__all__ = ["LEARNED_WEIGHT", "LearnedScorer", "learned_postings", "with_learned"]
+__all__ = ["LEARNED_BIT", "LEARNED_WEIGHT", "learned_postings", "with_learned"]
 
 LEARNED_WEIGHT = 0.5
 _B = 0.75
 LEARNED_BIT = 1 << len(FIELDS)  # in Ranked.fields: a hit's matched fields then list "learned"
-_EXTRA_DEPTH = 30  # learned-only tools considered beyond the BM25F top n
 _Postings = dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (docs ascending, normalized tf)
 
 
@@ -76,73 +74,29 @@ def learned_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Pos
     return out
 
 
-class LearnedScorer:
-    """A `Scorer` whose ranking adds the learned part (see the module doc); all else is delegated."""
-
-    def __init__(self, base: Any, postings: _Postings, weight: float = LEARNED_WEIGHT):
-        self.base = base
-        self.learned = postings
-        self.weight = float(weight)
-
-    def __getattr__(self, name: str) -> Any:  # postings, n_docs, df, idf, prepare, ...
-        return getattr(self.base, name)
-
-    def _learned_scores(self, terms: Sequence[tuple[str, float, int]]
-                        ) -> tuple[dict[int, float], dict[int, int]] | None:
-        if not any(t in self.learned for t, _, _ in terms):
-            return None
-        scores: dict[int, float] = {}
-        groups: dict[int, int] = {}
-        base = self.base
-        k1 = base.k1
-        for term, weight, group in terms:
-            entry = self.learned.get(term)
-            if entry is None:
-                continue
-            docs, tf_n = entry
-            idf = base.idf(term)
-            main_docs, main_scores = base.contributions(term)
-            # The tool's own W for this term, from its stored score (0 where its text lacks the term).
-            own = np.zeros(docs.size, dtype=np.float64)
-            if main_docs.size:
-                at = np.minimum(np.searchsorted(main_docs, docs), main_docs.size - 1)
-                hit = main_docs[at] == docs
-                y = main_scores[at[hit]].astype(np.float64) / idf
-                own[hit] = y * k1 / np.maximum(k1 + 1.0 - y, 1e-9)
-            both = own + self.weight * tf_n
-            gain = idf * (k1 + 1.0) * (both / (k1 + both) - own / (k1 + own)) * weight
-            bit = 1 << group if group >= 0 else 0
-            for doc, value in zip(docs.tolist(), gain.tolist()):
-                scores[doc] = scores.get(doc, 0.0) + value
-                groups[doc] = groups.get(doc, 0) | bit
-        return scores, groups
-
-    def rank(self, terms: Sequence[tuple[str, float, int]], n: int, *,
-             keep: np.ndarray | None = None) -> list[Ranked]:
-        learned = self._learned_scores(terms)
-        if learned is None:
-            return self.base.rank(terms, n, keep=keep)
-        scores, groups = learned
-        if keep is not None:
-            scores = {d: s for d, s in scores.items() if keep[d]}
-        extra = sorted(scores, key=lambda d: (-scores[d], d))[:_EXTRA_DEPTH]
-        base = self.base.rank(terms, n + len(extra), keep=keep)
-        combined: dict[int, Ranked] = {}
-        for r in base:
-            learned_part = scores.get(r.doc)
-            if learned_part is None:
-                combined[r.doc] = r
-            else:
-                combined[r.doc] = Ranked(r.doc, r.score + learned_part, r.fields | LEARNED_BIT,
-                                         r.groups | groups[r.doc])
-        for doc in extra:
-            if doc not in combined:
-                combined[doc] = Ranked(doc, scores[doc], LEARNED_BIT, groups[doc])
-        return sorted(combined.values(), key=lambda r: (-r.score, r.doc))[:n]
-
-
 def with_learned(scorer: Any, evidence: LearnedEvidence, weight: float | None = None) -> Any:
-    """`scorer` with `evidence` folded into its ranking (itself when none of it names an indexed tool)."""
+    """`scorer`, a fresh one not yet searched, with `evidence` merged into the scores of the terms
+    its learned requests hold (`Scorer.overlay`): searches then rank at the index's own speed."""
+    weight = LEARNED_WEIGHT if weight is None else weight
     doc_ids = {name: i for i, name in enumerate(scorer.postings.names)}
-    postings = learned_postings(evidence, doc_ids)
-    return LearnedScorer(scorer, postings, LEARNED_WEIGHT if weight is None else weight) if postings else scorer
+    k1 = scorer.k1
+    for term, (docs, tf_n) in learned_postings(evidence, doc_ids).items():
+        main_docs, main_scores, main_masks = scorer.term_scores(term)
+        doc_type = main_docs.dtype if main_docs.size else scorer.postings.doc.dtype
+        merged = np.union1d(main_docs, docs).astype(doc_type)
+        own_score = np.zeros(merged.size, dtype=np.float64)
+        masks = np.zeros(merged.size, dtype=np.uint8)
+        at = np.searchsorted(merged, main_docs)
+        own_score[at] = main_scores
+        masks[at] = main_masks
+        mine = np.searchsorted(merged, docs)
+        masks[mine] |= LEARNED_BIT
+        # The tool's own W for this term, back from its stored score idf * W (k1 + 1) / (k1 + W); the
+        # learned field adds its L inside the saturation, at the idf the term's stored scores have.
+        idf = scorer.idf(term)
+        y = own_score[mine] / idf
+        both = y * k1 / np.maximum(k1 + 1.0 - y, 1e-9) + weight * tf_n
+        scores = own_score
+        scores[mine] = idf * (k1 + 1.0) * both / (k1 + both)
+        scorer.overlay(term, merged, scores.astype(np.float32), masks)
+    return scorer

@@ -3,16 +3,18 @@
 Each tool with learned requests gets a `learned` field: its requests concatenated, analyzed like the
 index's fields (index.analysis), length-normalized per field as BM25F does (b 0.75, the average over
 every tool), boosted by `weight` (0.5; hand-written examples have 1.0). It is merged into BM25F
-exactly, inside the saturation: for a query term, the index's stored score `idf * W (k1 + 1) / (k1 + W)` gives back `W`,
-the tool's boosted, normalized term frequency over its own fields; the learned field adds its `L`,
+exactly, inside the saturation: for a query term, the index's stored score
+`idf * W (k1 + 1) / (k1 + W)` gives back `W`, the tool's boosted, normalized term frequency over its
+own fields; the learned field adds its `L`,
 and the term scores `idf * (W + L) (k1 + 1) / (k1 + W + L)`: a word the tool's own text already
-holds strongly gains little more from requests. (On BFCL's test half, learning its tune half:
-Recall@5 0.864 -> 0.910 merged so at weight 0.5 (0.908 at 0.35, 0.907 at 0.75, 0.890 at 2.0); a separate BM25 part
-added after saturation, 0.906 at its best weight; the requests appended to the tools' hand-written
-`examples` and reindexed, 0.913, but then learned and written examples are one field.)
-The index itself is not rebuilt: learning is a small overlay read when the searcher opens, and a tool whose learned requests match but whose own text
-ranked below the BM25F list is brought in by its learned part. Hand-written `examples` stay in
-their own field: the two are weighed and reported apart (a hit's matched fields say "learned").
+holds strongly gains little more from requests, and a tool holding a query word only in its learned
+requests now has a score for it. (On BFCL's test half, learning its tune half: Recall@5 0.864 ->
+0.910 at weight 0.5 (0.908 at 0.35, 0.907 at 0.75, 0.890 at 2.0); a separate BM25 part added after
+saturation: 0.906 at its best weight; the requests appended to the tools' hand-written `examples`
+and reindexed: 0.913, but then learned and written examples are one field and every fold reindexes.)
+The index itself is not rebuilt: learning is an overlay read when the searcher opens. Hand-written
+`examples` stay in their own field: the two are weighed and reported apart (a hit's matched
+fields say "learned").
 
 The merge happens once, when a searcher opens (`Scorer.overlay` of each learned term's merged
 scores): the Searcher's ranking, typo fallback, clauses and no-good-match verdict then see one set of

@@ -97,3 +97,24 @@ def test_the_gateway_records_search_tools_then_a_successful_call_in_the_same_ses
         asyncio.run(play())
     records = list(iter_records(usage))
     assert [(r.query, r.tools, r.session) for r in records] == [("calculate an expression", ("calculate",), one.key)]
+
+
+def test_serve_usage_turns_recording_on_and_learned_evidence_ranks_the_served_searches(tmp_path):
+    import asyncio
+
+    from _gateway_helpers import build
+
+    from toolsearch.usage.learned import learn
+
+    usage, index = tmp_path / "usage.jsonl", tmp_path / "index"
+    gateway = build("--catalog", str(SKILLS), "--index", str(index), "--workspace", str(tmp_path),
+                    "--usage", str(usage))
+    state = gateway._state(None)
+
+    async def play() -> None:
+        await gateway.call(state, "search_tools", {"query": "calculate an expression"})
+        await gateway.call(state, "call_tool", {"name": "calculate", "arguments": {"expression": "2+2"}})
+
+    asyncio.run(play())
+    assert [(r.query, r.tools) for r in iter_records(usage)] == [("calculate an expression", ("calculate",))]
+    assert learn(index, usage, gateway.searcher.catalog).learned == 1

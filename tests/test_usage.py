@@ -240,3 +240,16 @@ def test_a_query_sharing_no_learned_word_ranks_exactly_as_without_learning(tmp_p
     # Words of its own text ("loan", "payment") and of its requests ("monthly") add up in one field set.
     own = learned.candidates("loan payment monthly", 1)[0]
     assert own.name == "mortgage_payment" and set(own.matched) >= {"description", "learned"}
+
+
+def test_two_learns_at_once_both_count(tmp_path):
+    names = {f"t{i}" for i in range(8)}
+    files = [write(tmp_path / f"u{i}.jsonl", *({"query": f"request {j}", "tools": [f"t{i}"], "session": str(j)}
+                                               for j in range(40))) for i in range(8)]
+    threads = [threading.Thread(target=learn, args=(tmp_path / "index", f, names)) for f in files]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    evidence = LearnedEvidence.load(learned_path(tmp_path / "index"))
+    assert {name: len(evidence.requests(name)) for name in names} == dict.fromkeys(names, 40)

@@ -196,11 +196,15 @@ def learn(index_dir: str | Path, usage: str | Path | Iterable[UsageRecord], cata
     what `toolsearch learn` does. Only the tools the records name change; `forget` drops tools first."""
     from .records import iter_records
 
+    from .store import file_lock
+
     path = learned_path(index_dir, profile)
-    evidence = LearnedEvidence.load(path, max_per_tool=max_per_tool)
-    for tool in forget:
-        evidence.forget(tool)
-    records = iter_records(usage) if isinstance(usage, (str, Path)) else usage
-    report = evidence.fold(records, catalog, profile=profile, shared=shared)
-    evidence.save(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path):  # two learns at once: the second folds into what the first saved
+        evidence = LearnedEvidence.load(path, max_per_tool=max_per_tool)
+        for tool in forget:
+            evidence.forget(tool)
+        records = iter_records(usage) if isinstance(usage, (str, Path)) else usage
+        report = evidence.fold(records, catalog, profile=profile, shared=shared)
+        evidence.save(path)
     return report

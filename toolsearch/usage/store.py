@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 from .._errors import ConfigError
 from .records import UsageRecord, iter_records
 
-__all__ = ["DEFAULT_MAX_BYTES", "JsonlUsageStore", "UsageStore", "open_usage_store"]
+__all__ = ["DEFAULT_MAX_BYTES", "JsonlUsageStore", "UsageStore", "file_lock", "open_usage_store"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # ~300k records of a typical request
 
@@ -37,7 +37,8 @@ class UsageStore(Protocol):
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside `path` (`path.lock`) across processes and threads."""
     handle = open(path.with_name(path.name + ".lock"), "a+b")
     with handle:
         try:
@@ -78,7 +79,7 @@ class JsonlUsageStore:
         with self._lock:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with _file_lock(self.path):
+                with file_lock(self.path):
                     with open(self.path, "ab") as fh:
                         if fh.tell() and not self._ends_with_newline():
                             fh.write(b"\n")  # seal a torn last line so this record stays whole

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "demo": "demo",
     "examples": "examples",
     "index": "index_cmd",
+    "learn": "learn",
     "rank": "rank",
     "reload": "reload_cmd",
     "run": "run",

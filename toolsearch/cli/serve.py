@@ -76,6 +76,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--otel", action="store_true",
                         help="export OpenTelemetry spans (also when OTEL_TRACES_EXPORTER or "
                              "OTEL_EXPORTER_OTLP_ENDPOINT is set): otlp, or console on stderr")
+    parser.add_argument("--usage", default=None, metavar="PATH",
+                        help="record each session's searches with the tools then called successfully to "
+                             "this JSONL file, for `toolsearch learn` (requests are stored as given)")
     parser.set_defaults(run=run)
 
 
@@ -143,7 +146,8 @@ def build_gateway(args: argparse.Namespace) -> Any:
                                  on_event=events)
         reloader.start()  # a daemon thread
     options = GatewayOptions(mode=args.mode, max_loaded_tools=args.max_loaded_tools)
-    gateway = Gateway(searcher, executor, options=options, profiles=profiles, on_event=events)
+    gateway = Gateway(searcher, executor, options=options, profiles=profiles, on_event=events,
+                      usage=getattr(args, "usage", None))
     if http:
         from ..mcp.identity import identity_for
 

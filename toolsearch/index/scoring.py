@@ -233,6 +233,23 @@ class Scorer:
         peaks = [next(maxima) if count else 0.0 for count in counts]
         return doc, contrib, bits.astype(np.uint8), counts, peaks
 
+    def term_scores(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(docs ascending, their BM25F score for `term`, their field masks); empty arrays for a term
+        no tool contains. What another field's evidence is merged into (toolsearch.usage.ranking)."""
+        entry = self._postings.get(term)
+        if entry is None:
+            entry = self._term_postings(term)
+        if not entry:
+            return (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32), np.empty(0, dtype=np.uint8))
+        return entry[0], entry[1], entry[2]
+
+    def overlay(self, term: str, docs: np.ndarray, scores: np.ndarray, masks: np.ndarray) -> None:
+        """Score `term` with these arrays from now on (docs ascending; float32 scores; uint8 masks):
+        an extra field merged in after opening (toolsearch.usage.ranking). Call before searching:
+        a scorer is otherwise immutable, and this is what keeps ranking at native speed."""
+        self._postings[term] = (docs, scores, masks, float(scores.max()) if scores.size else 0.0)
+        self._idfs.pop(term, None)  # df counts the overlay's docs now
+
     def term_id(self, term: str) -> int | None:
         """The term's row in the postings, or None when no tool contains it."""
         try:

@@ -135,6 +135,7 @@ class Searcher:
         config: SearchConfig | None = None,
         progress: bool = False,
         reranker: Reranker | None = None,
+        learned: Any = None,
     ):
         self.config = config or SearchConfig()
         if not isinstance(self.config, SearchConfig):
@@ -160,6 +161,11 @@ class Searcher:
                     f"got {type(source).__name__}"
                 ) from None
         self._store = IndexStore(index_dir, progress=progress) if index_dir is not None else None
+        # What usage taught (toolsearch.usage): None, a LearnedEvidence, or a profile whose evidence
+        # the index folder holds ("default" when the folder has some and nothing was said).
+        from ..usage.learned import open_learned
+
+        self._learned = open_learned(learned, index_dir)
         self._lock = threading.RLock()
         self._closed = False
         catalog = self.registry.catalog
@@ -231,9 +237,24 @@ class Searcher:
         """The catalog snapshot the index currently reflects (hits always come from it)."""
         return self._state.catalog
 
+    def use_learned(self, learned: Any) -> None:
+        """Rank from now on with `learned` (a LearnedEvidence, a profile name of the index folder's
+        evidence, or None for none): what `toolsearch learn` wrote, picked up without reopening."""
+        from ..usage.learned import open_learned
+
+        with self._lock:
+            self._learned = None if learned is None else open_learned(
+                learned, self._store.path if self._store else None)
+            state = self._state
+            self._state = self._make_state(state.catalog, state.scorer.postings)
+
     def _make_state(self, catalog: Catalog, postings: Postings) -> _State:
         scorer = Scorer(postings, boosts=self.config.field_boosts(), b=self.config.field_bs(),
                         k1=self.config.k1)
+        if self._learned is not None:
+            from ..usage.ranking import with_learned
+
+            scorer = with_learned(scorer, self._learned)  # type: ignore[assignment]
         return _State(catalog, scorer, FuzzyVocabulary(postings.vocab, postings.typo))
 
     # --- following the registry --------------------------------------------------------------------
@@ -607,7 +628,8 @@ class Searcher:
         for r in ranked:
             matched = _MATCHED.get(r.fields)
             if matched is None:
-                matched = tuple(f for i, f in enumerate(FIELDS) if r.fields >> i & 1)
+                # the bit after FIELDS: requests learned from usage matched (toolsearch.usage.ranking)
+                matched = tuple(f for i, f in enumerate((*FIELDS, "learned")) if r.fields >> i & 1)
             name = names[r.doc]
             hits.append(Hit(name, round(r.score, 6), skill_names[int(skill_of[r.doc])], matched,
                             ToolRef(tools, name)))  # type: ignore[arg-type]

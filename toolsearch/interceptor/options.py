@@ -63,6 +63,9 @@ class InterceptorOptions:
       receiving this client's events (search, load, evict, call, round_limit) after each create, off the
       request's thread; tool arguments and results are in `call` events only with `include_payloads=True`
       (docs/events.md). The stream is `options.events`.
+    - `usage`: a `toolsearch.usage.UsageStore` or the path of a JSONL file (opt-in): each turn of the
+      agent loop records its searches' queries with the catalog tools then run successfully, for
+      `toolsearch learn` (usage/recorder.py). Requests are stored as given (see its `redact` hook).
     """
 
     meta_tool_name: str = META_TOOL_NAME
@@ -86,6 +89,7 @@ class InterceptorOptions:
     namespaces: bool = False  # Responses native mode: found tools grouped by skill (issue 10)
     on_event: Any = None
     include_payloads: bool = False
+    usage: Any = None  # a UsageStore or JSONL path: record searches and the tools then run (issue 37)
 
     def __post_init__(self) -> None:
         from ..events import EventStream
@@ -94,6 +98,10 @@ class InterceptorOptions:
             object.__setattr__(self, "on_event", tuple(self.on_event))  # options stay hashable
         # Not a field: the one stream every session of this client publishes to.
         object.__setattr__(self, "events", EventStream.of(self.on_event, include_payloads=self.include_payloads is True))
+        if self.usage is not None:
+            from ..usage.store import open_usage_store
+
+            object.__setattr__(self, "usage", open_usage_store(self.usage))
         if isinstance(self.pinned, str) or not all(isinstance(p, str) for p in self.pinned):
             raise ConfigError(
                 f"option pinned={self.pinned!r} must be a list of tool names, e.g. pinned=['todo']"

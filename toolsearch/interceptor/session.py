@@ -245,3 +245,8 @@ class Session:
             self.model_calls += report.model_calls
             self.searches += len(report.searches)
             self.last_report = report
+        if self.options.usage is not None:  # opt-in usage memory (issue 37)
+            from ..usage.recorder import record_turn
+
+            record_turn(self.options.usage, report, session=self.id,
+                        profile=self.profile if self.profile is not None else self.options.profile)

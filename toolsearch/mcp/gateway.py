@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -96,6 +97,8 @@ class _SessionState:
     searches: int = 0
     history: list[str] = field(default_factory=list)
     id: str = field(default_factory=lambda: f"mcp-{next(_session_ids)}")  # names the session in events
+    # names it in usage records: unique across restarts and replicas, so evidence counts per session
+    key: str = field(default_factory=lambda: secrets.token_hex(8))
 
 
 class Gateway:
@@ -103,11 +106,13 @@ class Gateway:
 
     `profiles`: a `Profile` (every session), a `ProfileSet` (chosen per HTTP session by its header),
     or None (everything visible). `on_event`: a callable (or list, or `EventStream`) receiving the
-    gateway's events (search, load, evict, call, and its upstream MCP servers'); see docs/events.md."""
+    gateway's events (search, load, evict, call, and its upstream MCP servers'); see docs/events.md.
+    `usage`: a UsageStore or JSONL path (opt-in): a session's search and a successful call of one of
+    its hits are recorded for `toolsearch learn` (toolsearch.usage.recorder)."""
 
     def __init__(self, searcher: Any, executor: Any, *, options: GatewayOptions | None = None,
                  profiles: Profile | ProfileSet | None = None, on_event: Any = None,
-                 include_payloads: bool = False):
+                 include_payloads: bool = False, usage: Any = None):
         self.events = EventStream.of(on_event, include_payloads=include_payloads)
         if self.events.active:
             from .upstream import default_pool  # the pool MCP-server skills forward to
@@ -117,6 +122,12 @@ class Gateway:
         self.executor = executor
         self.options = options or GatewayOptions()
         self.profiles = profiles
+        self.usage: Any = None
+        if usage is not None:
+            from ..usage.recorder import GatewayRecorder
+            from ..usage.store import open_usage_store
+
+            self.usage = GatewayRecorder(open_usage_store(usage))
         self._server: Any = None
         self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
         self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
@@ -297,6 +308,8 @@ class Gateway:
         started = time.perf_counter()
         hits = self.searcher.search(query, limit, allow=state.profile)
         tools = [h.tool for h in hits if h.tool is not None]
+        if self.usage is not None:
+            self.usage.searched(state.key, query, [t.name for t in tools])
         if self.events.active:
             self.events.emit(SearchEvent(
                 source="gateway", session=state.id, query=query, hits=tuple(t.name for t in tools), limit=limit,
@@ -342,6 +355,8 @@ class Gateway:
             return (f"Unknown tool {echo(name)}. Use {SEARCH_TOOL} to find a tool by what it does."), True, None
         state.calls += 1
         result = await self.executor.arun(name, dict(arguments))
+        if self.usage is not None:
+            self.usage.called(state.key, name, not result.is_error, state.profile)
         if self.events.active:
             self.events.emit(call_event(result, name, arguments, include_payloads=self.events.include_payloads,
                                         source="gateway", session=state.id, return_direct=tool.return_direct))

@@ -239,7 +239,8 @@ def run_size(size: int, tasks: list[Task], *, progress: bool,
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
             out["strategies"][strategy] = _summary(plays)
             # which tasks missed a gold tool (small task sets are read task by task)
-            out["strategies"][strategy]["incomplete"] = [t.query.id for t, p in zip(tasks, plays) if not p["complete"]]
+            out["strategies"][strategy]["incomplete"] = [t.query.id for t, p in zip(tasks, plays)
+                                                         if not p["complete"]]
         if strategies != STRATEGIES:  # an exploring run: the strategies asked for, nothing else
             return _ratios(out)
         from .interceptor_bench import conversation  # issue 9: every task a user turn of ONE session

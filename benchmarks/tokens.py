@@ -119,14 +119,22 @@ class Task:
 def pick_tasks(size: int, limit: int, *, part: str = "test") -> list[Task]:
     """Multi-step tasks of one half of the data (`part`: "test", the held-out half reported, or "tune"),
     both datasets alternating, whose gold tools fit in half the catalog."""
-    known = {t.name for t in real_tools()}
+    return interleave_tasks({d: split(load_queries(d), part) for d in DATASETS}, size, limit)
+
+
+def interleave_tasks(sources: dict[str, Sequence[Query]], size: int, limit: int,
+                     known: frozenset[str] | None = None) -> list[Task]:
+    """Up to `limit` multi-step tasks (2+ distinct gold tools, all in `known`: default the benchmark's
+    real tools), each source's in a fixed shuffled order, the sources alternating, while their gold
+    tools fit in half a catalog of `size`."""
+    known = known if known is not None else frozenset(t.name for t in real_tools())
     pools = []
-    for dataset in DATASETS:
-        multi = [q for q in split(load_queries(dataset), part) if len(set(q.gold)) >= 2 and set(q.gold) <= known]
-        random.Random(f"tasks-{dataset}").shuffle(multi)
+    for name, queries in sources.items():
+        multi = [q for q in queries if len(set(q.gold)) >= 2 and set(q.gold) <= known]
+        random.Random(f"tasks-{name}").shuffle(multi)
         pools.append(multi)
     tasks, gold = [], set()
-    for i in range(max(len(p) for p in pools)):
+    for i in range(max((len(p) for p in pools), default=0)):
         for pool in pools:
             if i < len(pool) and len(tasks) < limit and len(gold | set(pool[i].gold)) <= size // 2:
                 tasks.append(Task(pool[i]))
@@ -194,14 +202,16 @@ def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_size(size: int, tasks: list[Task], *, progress: bool,
-             strategies: tuple[str, ...] = STRATEGIES) -> dict[str, Any]:
+             strategies: tuple[str, ...] = STRATEGIES, catalog: list[Any] | None = None) -> dict[str, Any]:
+    """Every strategy on `tasks` over `catalog` (default: the benchmark catalog of `size` tools holding
+    the tasks' gold tools)."""
     import toolsearch
     from toolsearch.index.searcher import Searcher
     from toolsearch.interceptor.meta_tool import meta_tool
     from toolsearch.testing.server import FakeModelServer
 
-    must = list(dict.fromkeys(g for t in tasks for g in t.gold))
-    catalog = sized_catalog(size, must_include=must)
+    if catalog is None:
+        catalog = sized_catalog(size, must_include=list(dict.fromkeys(g for t in tasks for g in t.gold)))
     by_name = {t.name: t for t in catalog}
     every = [toolsearch.export_tool(t) for t in catalog]
     pinned = frozenset(t.name for t in catalog if t.pinned)
@@ -228,6 +238,9 @@ def run_size(size: int, tasks: list[Task], *, progress: bool,
                     wrapped = toolsearch.wrap(server.client(), searcher, prefetch=strategy.endswith("prefetch"))
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None))
             out["strategies"][strategy] = _summary(plays)
+            # which tasks missed a gold tool (small task sets are read task by task)
+            out["strategies"][strategy]["incomplete"] = [t.query.id for t, p in zip(tasks, plays)
+                                                         if not p["complete"]]
         if strategies != STRATEGIES:  # an exploring run: the strategies asked for, nothing else
             return _ratios(out)
         from .interceptor_bench import conversation  # issue 9: every task a user turn of ONE session

@@ -103,14 +103,17 @@ def block_of(data: Mapping[str, Any], expanders: Mapping[str, BlockExpander | st
 
 
 def after_parse(parsed: Sequence[Any], expanders: Mapping[str, BlockExpander | str] | None) -> list[Any]:
-    """`parsed` (ParsedFiles) reworked by the `after_parse` hook of every expander, in block-name order.
+    """`parsed` (ParsedFiles) reworked by the `after_parse` hook of each expander, in block-name order.
 
-    Expanded tools carry handler objects (the MCP ones forward calls), so when no skill has a callable
-    handler nothing was expanded and nothing is imported: a catalog of plain skill files pays nothing."""
-    if not any(callable(t.handler) for p in parsed if p.skill for t in p.skill.tools[:1]):
-        return list(parsed)
+    An expander not imported yet ("module:attribute") is imported for its hook only when some skill has
+    a callable handler: expanded tools carry handler objects (the MCP ones forward calls), so without
+    one nothing was expanded, and a catalog of plain skill files imports nothing."""
+    source = registered() if expanders is None else expanders
+    has_objects = any(callable(t.handler) for p in parsed if p.skill for t in p.skill.tools[:1])
     out = list(parsed)
-    for block in sorted(registered() if expanders is None else expanders):
+    for block in sorted(source):
+        if isinstance(source[block], str) and not has_objects:
+            continue
         hook = getattr(resolve(expanders, block), "after_parse", None)
         if hook is not None:
             out = list(hook(out))

@@ -28,8 +28,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._errors import ConfigError, Problem
 
-__all__ = ["KNOWN_BLOCKS", "BlockExpander", "after_parse", "block_of", "register", "register_lazy", "registered",
-           "resolve", "unregister"]
+__all__ = ["KNOWN_BLOCKS", "BlockExpander", "Expanders", "after_parse", "block_of", "register", "register_lazy",
+           "registered", "resolve", "unregister"]
 
 # Blocks the skill-file format defines, with the fix to give when no expander handles one.
 KNOWN_BLOCKS: dict[str, str] = {
@@ -49,6 +49,8 @@ class BlockExpander(Protocol):
         problems found. `lines` maps skill-relative key paths to line numbers, for problems."""
         ...
 
+
+Expanders = Mapping[str, "BlockExpander | str"]  # block name -> expander, or "module:attribute"
 
 _lock = threading.Lock()
 _registry: dict[str, BlockExpander | str] = {}  # block name -> expander, or "module:attribute" to import
@@ -82,7 +84,7 @@ def registered() -> dict[str, BlockExpander | str]:
         return dict(_registry)
 
 
-def resolve(expanders: Mapping[str, BlockExpander | str] | None, block: str) -> BlockExpander | None:
+def resolve(expanders: Expanders | None, block: str) -> BlockExpander | None:
     """The expander for `block` in `expanders` (the registered ones when None), imported if lazy."""
     source = registered() if expanders is None else expanders
     found = source.get(block)
@@ -96,13 +98,13 @@ def resolve(expanders: Mapping[str, BlockExpander | str] | None, block: str) -> 
     return found
 
 
-def block_of(data: Mapping[str, Any], expanders: Mapping[str, BlockExpander | str] | None) -> str | None:
+def block_of(data: Mapping[str, Any], expanders: Expanders | None) -> str | None:
     """The expandable block this skill mapping gives, if any (a known block, or a registered one)."""
     names = {*KNOWN_BLOCKS, *(registered() if expanders is None else expanders)}
     return next((name for name in data if name in names), None)
 
 
-def after_parse(parsed: Sequence[Any], expanders: Mapping[str, BlockExpander | str] | None) -> list[Any]:
+def after_parse(parsed: Sequence[Any], expanders: Expanders | None) -> list[Any]:
     """`parsed` (ParsedFiles) reworked by the `after_parse` hook of each expander, in block-name order.
 
     An expander not imported yet ("module:attribute") is imported for its hook only when some skill has

@@ -38,7 +38,7 @@ from .gcpause import without_gc
 from .jsonl import is_tool_list, load_jsonl, load_tool_list
 from .model import Skill
 from .registry import META_TOOL_NAME, Registry
-from .skillfile import Expanders, ParsedFile, load_skill_file, parse_skill_file
+from .skillfile import ParsedFile, load_skill_file, parse_skill_file
 
 __all__ = [
     "SKILL_SUFFIXES",
@@ -87,7 +87,7 @@ class LoadResult:
 
 @without_gc  # every object made here stays alive: collections would find nothing (see gcpause)
 def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME,
-                expanders: Expanders | None = None) -> LoadResult:
+                expanders: block_expanders.Expanders | None = None) -> LoadResult:
     """Load a skills folder (recursive), a single skill file, or a `tools.jsonl` catalog.
 
     `expanders` turn blocks such as `mcp:` into tools (the registered ones when None, see
@@ -128,7 +128,7 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME,
 
 
 def load_registry(
-    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME, expanders: Expanders | None = None
+    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME, expanders: block_expanders.Expanders | None = None
 ) -> tuple[Registry, LoadResult]:
     """`load_skills` plus a `Registry` of the skills that loaded (the problems are in the result)."""
     result = load_skills(path, meta_tool_name=meta_tool_name, expanders=expanders)
@@ -180,7 +180,10 @@ def is_index_folder(folder: str | Path) -> bool:
 
 
 def check_catalog(
-    parsed: Sequence[ParsedFile], *, meta_tool_name: str = META_TOOL_NAME, expanders: Expanders | None = None
+    parsed: Sequence[ParsedFile],
+    *,
+    meta_tool_name: str = META_TOOL_NAME,
+    expanders: block_expanders.Expanders | None = None,
 ) -> tuple[list[Skill], list[Problem], dict[str, str]]:
     """The catalog-level checks (1-5 in the module docstring) over files already parsed one by one.
 

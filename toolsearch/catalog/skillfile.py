@@ -16,7 +16,6 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -66,10 +65,7 @@ class ParsedFile:
         return None
 
 
-Expanders = Mapping[str, "block_expanders.BlockExpander | str"]
-
-
-def load_skill_file(path: str | Path, *, expanders: Expanders | None = None) -> Skill:
+def load_skill_file(path: str | Path, *, expanders: block_expanders.Expanders | None = None) -> Skill:
     """Read one skill file; raise `SkillError` (with every problem found) if it is not a valid skill."""
     parsed = parse_skill_file(path, expanders=expanders)
     if parsed.skill is None:
@@ -77,7 +73,7 @@ def load_skill_file(path: str | Path, *, expanders: Expanders | None = None) -> 
     return parsed.skill
 
 
-def parse_skill_file(path: str | Path, *, expanders: Expanders | None = None) -> ParsedFile:
+def parse_skill_file(path: str | Path, *, expanders: block_expanders.Expanders | None = None) -> ParsedFile:
     """Read one skill file and never raise for bad content: problems come back in the result.
 
     A block instead of `tools:` (`mcp:`) goes to its expander in `expanders` (the registered ones when

@@ -3,8 +3,9 @@
 only through the expander registered by the top-level package.
 
 The import graph is read from the source with `ast` (every `import`, also inside functions and
-`TYPE_CHECKING` blocks), relative imports resolved, `from pkg import name` counted as an import of
-`pkg.name` when that is a module."""
+`TYPE_CHECKING` blocks), relative imports resolved; `from pkg import mod` counts as an import of the
+module `pkg.mod` (not of `pkg`, which Python has initialised before any of its modules anyway),
+`from pkg import name` as an import of `pkg`."""
 
 from __future__ import annotations
 
@@ -23,19 +24,6 @@ from toolsearch.catalog.loader import load_skills
 from toolsearch.catalog.skillfile import parse_skill_file
 
 PACKAGE = Path(__file__).resolve().parent.parent / "toolsearch"
-
-# Import circles that remain (issue 33 sections 5 - index and embed - and 3 - the interceptor).
-# This list may only shrink: a new circle fails below, and so does an entry that no longer is one
-# (delete it, so the circle cannot come back unnoticed).
-KNOWN_CYCLES: list[frozenset[str]] = [frozenset(c) for c in (
-    {"embed.background", "embed.hybrid", "embed.store", "index", "index.needs", "index.scoring",
-     "index.searcher", "index.store", "index.verdict", "index.whoosh_store"},
-    {"interceptor", "interceptor.core", "interceptor.driver", "interceptor.providers.openai_chat",
-     "interceptor.providers.openai_chat_api", "interceptor.providers.openai_chat_raw",
-     "interceptor.providers.openai_chat_stream", "interceptor.setup", "interceptor.streaming",
-     "interceptor.wrap"},
-    {"interceptor.providers.openai_responses", "interceptor.providers.openai_responses_api"},
-)]
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -65,12 +53,20 @@ def import_graph() -> dict[str, set[str]]:
                     prefix = ".".join([*base, *([node.module] if node.module else [])])
                 else:
                     prefix = node.module or ""
-                targets.add(prefix)
-                targets.update(f"{prefix}.{alias.name}" for alias in node.names)
+                for alias in node.names:  # `from pkg import mod` imports pkg.mod; `from pkg import name`, pkg
+                    targets.add(f"{prefix}.{alias.name}" if _is_module(f"{prefix}.{alias.name}") else prefix)
         local = {t.removeprefix("toolsearch").removeprefix(".") for t in targets
                  if t == "toolsearch" or t.startswith("toolsearch.")}
         graph[name] = {t for t in local if t in modules and t != name}
     return graph
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether `dotted` (absolute) names a module or package of toolsearch, a compiled one included."""
+    if dotted != "toolsearch" and not dotted.startswith("toolsearch."):
+        return False
+    path = PACKAGE.parent.joinpath(*dotted.split("."))
+    return path.is_dir() or any(path.parent.glob(f"{path.name}.*"))
 
 
 def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
@@ -120,17 +116,15 @@ def test_the_graph_reader_sees_relative_and_function_level_imports() -> None:
     assert "catalog.model" in graph["catalog.loader"]  # from .model import Skill
     assert "_errors" in graph["catalog.loader"]  # from .._errors import ...
     assert "catalog.safe_yaml" in graph["catalog.skillfile"]  # from . import safe_yaml
+    assert "catalog" not in graph["catalog.skillfile"]  # ... which imports no name of the package itself
     assert "catalog.decorator" in graph["runtime.result"]  # imported inside a function
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]
 
 
-def test_no_new_import_circle_and_the_known_ones_only_shrink() -> None:
-    found = cycles(import_graph())
-    new = [sorted(c) for c in found if not any(c <= known for known in KNOWN_CYCLES)]
-    assert not new, f"import circles among toolsearch modules: {new}; break them (a lower layer must not " \
-                    "import a higher one: pass what it needs in, or move the shared part down)"
-    gone = [sorted(k) for k in KNOWN_CYCLES if not any(c & k for c in found)]
-    assert not gone, f"these circles are gone, delete them from KNOWN_CYCLES: {gone}"
+def test_no_import_circle_among_the_modules_of_toolsearch() -> None:
+    found = sorted(sorted(c) for c in cycles(import_graph()))
+    assert not found, f"import circles among toolsearch modules: {found}; break them (a lower layer must " \
+                      "not import a higher one: pass what it needs in, or move the shared part down)"
 
 
 def test_the_catalog_imports_no_higher_layer() -> None:

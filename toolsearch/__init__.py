@@ -25,6 +25,11 @@ from ._errors import (
     ToolTimeoutError,
 )
 from ._version import __version__
+from .catalog import expanders as _expanders
+
+# The composition root: skill files' `mcp:` blocks are expanded by the MCP layer, which the catalog
+# (the lowest layer) never imports. Registered by name, so the import happens only for such a file.
+_expanders.register_lazy("mcp", "toolsearch.mcp.skills:MCP_EXPANDER")
 
 __all__ = sorted(
     [

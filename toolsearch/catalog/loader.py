@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ConfigError, Problem, SkillError
+from . import expanders as block_expanders
 from .gcpause import without_gc
 from .jsonl import is_tool_list, load_jsonl, load_tool_list
 from .model import Skill
@@ -85,8 +86,12 @@ class LoadResult:
 
 
 @without_gc  # every object made here stays alive: collections would find nothing (see gcpause)
-def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> LoadResult:
-    """Load a skills folder (recursive), a single skill file, or a `tools.jsonl` catalog."""
+def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME,
+                expanders: block_expanders.Expanders | None = None) -> LoadResult:
+    """Load a skills folder (recursive), a single skill file, or a `tools.jsonl` catalog.
+
+    `expanders` turn blocks such as `mcp:` into tools (the registered ones when None, see
+    `toolsearch.catalog.expanders`)."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(
@@ -105,7 +110,7 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
                 f"{path} is not a skill file; expected .yaml, .yml, .json or a tools.jsonl catalog"
             )
         files = [str(path)]
-        parsed, problems = [parse_skill_file(path)], []
+        parsed, problems = [parse_skill_file(path, expanders=expanders)], []
     elif is_index_folder(path):
         raise ConfigError(
             f"{path} is a toolsearch index folder, not a skills folder; pass the folder of skill files "
@@ -113,20 +118,20 @@ def load_skills(path: str | Path, *, meta_tool_name: str = META_TOOL_NAME) -> Lo
         )
     else:
         files = [str(p) for p in skill_files(path)]
-        parsed, problems = [parse_skill_file(p) for p in files], []
+        parsed, problems = [parse_skill_file(p, expanders=expanders) for p in files], []
     for item in parsed:
         problems.extend(item.problems)
-    skills, more, skipped = check_catalog(parsed, meta_tool_name=meta_tool_name)
+    skills, more, skipped = check_catalog(parsed, meta_tool_name=meta_tool_name, expanders=expanders)
     return LoadResult(
         tuple(skills), tuple(problems) + tuple(more), MappingProxyType(skipped), tuple(files)
     )
 
 
 def load_registry(
-    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME
+    path: str | Path, *, meta_tool_name: str = META_TOOL_NAME, expanders: block_expanders.Expanders | None = None
 ) -> tuple[Registry, LoadResult]:
     """`load_skills` plus a `Registry` of the skills that loaded (the problems are in the result)."""
-    result = load_skills(path, meta_tool_name=meta_tool_name)
+    result = load_skills(path, meta_tool_name=meta_tool_name, expanders=expanders)
     return Registry(result.skills, meta_tool_name=meta_tool_name), result
 
 
@@ -175,7 +180,10 @@ def is_index_folder(folder: str | Path) -> bool:
 
 
 def check_catalog(
-    parsed: Sequence[ParsedFile], *, meta_tool_name: str = META_TOOL_NAME
+    parsed: Sequence[ParsedFile],
+    *,
+    meta_tool_name: str = META_TOOL_NAME,
+    expanders: block_expanders.Expanders | None = None,
 ) -> tuple[list[Skill], list[Problem], dict[str, str]]:
     """The catalog-level checks (1-5 in the module docstring) over files already parsed one by one.
 
@@ -188,10 +196,7 @@ def check_catalog(
     problems: list[Problem] = []
     skipped: dict[str, str] = {}
     failed: set[str] = set()  # names of skills left out because of a problem
-    if any(callable(t.handler) for p in parsed if p.skill for t in p.skill.tools[:1]):
-        from ..mcp.skills import prefix_collisions  # MCP tools whose names collide get a prefix
-
-        parsed = prefix_collisions(parsed)
+    parsed = block_expanders.after_parse(parsed, expanders)  # e.g. colliding MCP tool names get a prefix
 
     def reject(item: ParsedFile, reason: str, field: str, fix: str, *path: object) -> None:
         assert item.skill is not None

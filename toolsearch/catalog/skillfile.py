@@ -23,9 +23,10 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_snake
 
 from .._errors import Problem, SkillError
+from . import expanders as block_expanders
 from . import safe_yaml
 from .model import RetryPolicy, Skill, Tool
-from .schema_repair import repair_skill_tools
+from .skill_repair import repair_skill_tools
 
 __all__ = ["ParsedFile", "load_skill_file", "parse_skill_file", "problems_from_validation"]
 
@@ -64,16 +65,19 @@ class ParsedFile:
         return None
 
 
-def load_skill_file(path: str | Path) -> Skill:
+def load_skill_file(path: str | Path, *, expanders: block_expanders.Expanders | None = None) -> Skill:
     """Read one skill file; raise `SkillError` (with every problem found) if it is not a valid skill."""
-    parsed = parse_skill_file(path)
+    parsed = parse_skill_file(path, expanders=expanders)
     if parsed.skill is None:
         raise SkillError(list(parsed.problems))
     return parsed.skill
 
 
-def parse_skill_file(path: str | Path) -> ParsedFile:
-    """Read one skill file and never raise for bad content: problems come back in the result."""
+def parse_skill_file(path: str | Path, *, expanders: block_expanders.Expanders | None = None) -> ParsedFile:
+    """Read one skill file and never raise for bad content: problems come back in the result.
+
+    A block instead of `tools:` (`mcp:`) goes to its expander in `expanders` (the registered ones when
+    None, see `toolsearch.catalog.expanders`)."""
     name = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -102,10 +106,16 @@ def parse_skill_file(path: str | Path) -> ParsedFile:
     skill_name = data.get("name") if isinstance(data.get("name"), str) else None
     if problems:
         return ParsedFile(name, None, tuple(problems), lines, skill_name)
-    if "mcp" in data:  # an MCP server instead of a tools list: toolsearch.mcp.skills lists its tools
-        from ..mcp.skills import expand_mcp_skill
-
-        expanded, problems = expand_mcp_skill(name, data, lines)
+    block = block_expanders.block_of(data, expanders)
+    if block is not None:  # e.g. an MCP server instead of a tools list: its expander lists the tools
+        expander = block_expanders.resolve(expanders, block)
+        if expander is None:
+            return ParsedFile(name, None, (Problem(
+                name, f"`{block}:` needs the {block!r} block expander, which is not registered",
+                field=block, line=lines.get((block,)),
+                fix=block_expanders.KNOWN_BLOCKS.get(block, f"register an expander for {block!r}")),),
+                lines, skill_name)
+        expanded, problems = expander.expand(name, data, lines)
         if expanded is None:
             return ParsedFile(name, None, tuple(problems), lines, skill_name)
         data = expanded

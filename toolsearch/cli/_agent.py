@@ -27,7 +27,10 @@ __all__ = [
     "add_common_arguments",
     "build_runtime",
     "live_client",
+    "openai_demo_client",
+    "print_cache_summary",
     "print_round_details",
+    "print_savings",
     "short",
 ]
 
@@ -116,3 +119,39 @@ def print_round_details(report: Report, out: TextIO | None = None) -> None:
 def all_tools_tokens(catalog: Iterable[Any]) -> int:
     """Schema tokens of every catalog tool: what each request would cost without tool search."""
     return sum(tool_tokens(t) for t in catalog)
+
+
+def openai_demo_client(args: argparse.Namespace, fake_model: Any, fake_name: str, *, path: str = "",
+                       api: str = "") -> tuple[Any, str, Any]:
+    """(client, model, fake server or None): a real OpenAI client when OPENAI_API_KEY is set (and not
+    --offline), else the fake model behind a local server (stop it when done)."""
+    client = live_client(args)
+    if client is not None:
+        print(f"model: {args.model} at {client.base_url}{api}")
+        return client, args.model, None
+    from ..testing import FakeModelServer
+
+    server = FakeModelServer(fake_model).start()
+    print(f"offline: fake model at {server.base_url}{path} (set OPENAI_API_KEY for a real model)")
+    return server.client(), fake_name, server
+
+
+def print_cache_summary(reports: list[Any], *, simulated: bool, note: str = "") -> None:
+    """The prompt-cache line of the Responses and Anthropic demos (both APIs report cached input)."""
+    cached = sum(r.usage.cached_tokens for r in reports)
+    total = sum(r.usage.prompt_tokens for r in reports)
+    where = " (as the fake server simulates it)" if simulated else ""
+    print(f"prompt cache{where}: {cached} of {total} input tokens read from the cache "
+          f"({100 * cached / max(total, 1):.0f}%){note}")
+
+
+def print_savings(reports: list[Any], every_tool: int, n_tools: int) -> None:
+    sent = [r.tool_tokens for report in reports for r in report.rounds]
+    if not sent:
+        return
+    average = sum(sent) / len(sent)
+    print(f"tool schemas per request: {average:.0f} tokens on average (max {max(sent)}) over "
+          f"{len(sent)} requests, vs {every_tool} tokens to send all {n_tools} tools "
+          f"({100 * (1 - average / every_tool):.0f}% less)")
+    total = sum((report.usage.total_tokens for report in reports), 0)
+    print(f"model usage: {total} tokens in total")

@@ -26,7 +26,7 @@ THINKING = {"type": "enabled", "budget_tokens": 1024}
 
 def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_model: Any) -> int:
     from .. import wrap
-    from .demo import _print_savings, print_cache_summary
+    from ._agent import print_cache_summary, print_savings
 
     with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
         workspace = args.workspace or Path(tmp)
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_
         print()
         if args.workspace:
             print(f"workspace: {workspace}")
-        _print_savings(reports, all_tools_tokens(searcher.catalog), len(searcher.catalog))
+        print_savings(reports, all_tools_tokens(searcher.catalog), len(searcher.catalog))
         print_cache_summary(reports, simulated=server is not None, note=': loading tools by reference leaves the prefix intact')
     return 0
 

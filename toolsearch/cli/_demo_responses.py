@@ -24,7 +24,7 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_model: Any) -> int:
     from .. import wrap
-    from .demo import _print_savings, openai_demo_client, print_cache_summary
+    from ._agent import openai_demo_client, print_cache_summary, print_savings
 
     mode = getattr(args, "search_mode", None) or "native"
     with tempfile.TemporaryDirectory(prefix="toolsearch-demo-") as tmp:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, tasks: list[tuple[str, list[Any], Any]], fake_
         print()
         if args.workspace:
             print(f"workspace: {workspace}")
-        _print_savings(reports, all_tools_tokens(searcher.catalog), len(searcher.catalog))
+        print_savings(reports, all_tools_tokens(searcher.catalog), len(searcher.catalog))
         print_cache_summary(reports, simulated=server is not None)
     return 0
 

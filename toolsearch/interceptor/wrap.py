@@ -98,7 +98,7 @@ class _Wrapper:
 
     @property
     def responses(self) -> Any:
-        module = _provider("openai_responses", "responses is not served by this toolsearch build yet; use "
+        module = _provider("openai_responses_api", "responses is not served by this toolsearch build yet; use "
                            "chat.completions (it is never forwarded without tool search)")
         return module.responses_namespace(self)
 

@@ -1,7 +1,8 @@
 """MCP servers as skills: a skill file with an `mcp:` block becomes a skill of the server's tools.
 
-`expand_mcp_skill` is called by the skill-file parser when it sees `mcp:`. It validates the block
-(`McpSpec`), starts or connects to the server, lists its tools and returns the skill's data with a
+`MCP_EXPANDER` is the catalog's block expander for `mcp:` (registered by `toolsearch/__init__.py`, see
+`toolsearch.catalog.expanders`; the catalog never imports this module). `expand_mcp_skill` validates
+the block (`McpSpec`), starts or connects to the server, lists its tools and returns the skill's data with a
 `tools:` list, each tool's handler an `McpForward` that forwards calls to the server. From there on the
 tools are like any other: indexed (and persisted) with the catalog, run by the Executor with the
 skill's timeout and retry, loaded by the interceptor, callable from `toolsearch call` and `run`.
@@ -37,8 +38,8 @@ from ..catalog.model import TOOL_NAME, Tool
 from ..runtime.result import ToolResult
 from .spec import McpSpec
 
-__all__ = ["McpForward", "expand_mcp_skill", "listing_cache_dir", "prefix_collisions", "set_workspace",
-           "to_tool_result", "with_workspace"]
+__all__ = ["MCP_EXPANDER", "McpExpander", "McpForward", "expand_mcp_skill", "listing_cache_dir", "prefix_collisions",
+           "set_workspace", "to_tool_result", "with_workspace"]
 
 UNAVAILABLE = "unavailable"  # the tag of tools kept from an earlier listing while the server is down
 READ_ONLY = "read-only"  # the tag of tools the `mcp:` block marks `read_only` (a profile can allow just those)
@@ -338,6 +339,23 @@ def prefix_collisions(parsed: Sequence[Any]) -> list[Any]:
             renamed.append(tool)
         out.append(replace(item, skill=skill.model_copy(update={"tools": tuple(renamed)})))
     return out
+
+
+class McpExpander:
+    """The `mcp:` block expander: `expand` lists the server's tools, `after_parse` prefixes the MCP tool
+    names that collide across skills."""
+
+    block = "mcp"
+
+    def expand(self, file: str, data: dict[str, Any], lines: dict[tuple[Any, ...], int]
+               ) -> tuple[dict[str, Any] | None, list[Problem]]:
+        return expand_mcp_skill(file, data, lines)
+
+    def after_parse(self, parsed: Sequence[Any]) -> list[Any]:
+        return prefix_collisions(parsed)
+
+
+MCP_EXPANDER = McpExpander()
 
 
 def prestart(path: str | Path, *, pool: Any = None) -> int:

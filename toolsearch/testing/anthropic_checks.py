@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from .anthropic_model import referenced_tools
-from .server import RequestError
+from .request_error import RequestError
 
 __all__ = ["RequestError", "issue", "sign", "validate"]
 

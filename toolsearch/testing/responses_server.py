@@ -43,7 +43,7 @@ from typing import Any, get_args, get_type_hints
 
 from ..tokens import count_tokens, schema_tokens
 from .responses_model import chat_view, items_from_message
-from .server import RequestError
+from .request_error import RequestError
 
 __all__ = ["ResponsesAPI", "responses_api", "serve"]
 

@@ -33,14 +33,11 @@ from typing import Any
 
 from ..tokens import count_tokens, schema_tokens
 from .fake_model import FakeModel
+from .request_error import RequestError
 
 __all__ = ["FakeModelServer", "RequestError"]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class RequestError(ValueError):
-    """A request the real API would reject with HTTP 400."""
 
 
 class FakeModelServer:

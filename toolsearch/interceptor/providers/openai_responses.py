@@ -39,7 +39,7 @@ from . import openai_responses_shapes as shapes
 from .openai_responses_chain import chain_of
 from .openai_responses_shapes import get, item_dict
 
-__all__ = ["ResponsesAdapter", "responses_namespace"]
+__all__ = ["ResponsesAdapter"]
 
 class ResponsesAdapter:
     def __init__(self, wrapper: Any, session: Any, mode: str):
@@ -266,10 +266,3 @@ class ResponsesAdapter:
                 owed.append({"type": "function_call_output", "call_id": item.get("call_id"),
                              "output": "Not run: answered by toolsearch; its results are in your tools."})
         return owed
-
-
-def responses_namespace(wrapper: Any) -> Any:
-    """`wrapped.responses` (see `openai_responses_api`)."""
-    from .openai_responses_api import AsyncResponses, Responses
-
-    return (AsyncResponses if wrapper.is_async else Responses)(wrapper)

@@ -19,7 +19,7 @@ from ..driver import adrive, drive
 from .openai_responses import ResponsesAdapter
 from .openai_responses_shapes import supports_native_search
 
-__all__ = ["AsyncResponses", "Responses", "resolve_mode"]
+__all__ = ["AsyncResponses", "Responses", "resolve_mode", "responses_namespace"]
 
 _MODES = ("auto", "native", "function")
 
@@ -199,3 +199,8 @@ def _parse_setup(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         return parsed
 
     return kwargs, finish
+
+
+def responses_namespace(wrapper: Any) -> Any:
+    """`wrapped.responses`: the sync or async namespace, after the wrapped client."""
+    return (AsyncResponses if wrapper.is_async else Responses)(wrapper)

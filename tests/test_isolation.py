@@ -176,3 +176,18 @@ def test_data_that_is_not_plain_values_comes_back_as_text_only() -> None:
     with Executor([skill]) as executor:
         result = executor.run("rich")
     assert not result.is_error and "2024-01-31" in result.text and result.data is None
+
+
+def test_validate_reports_a_class_handler_on_an_isolated_tool(tmp_path: Path, capsys) -> None:
+    """A class keeps its instance in this process, so `isolation: process` cannot run it: validate says
+    so (before, only the first call refused it)."""
+    from toolsearch.cli import main
+
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "counter.yaml").write_text(
+        "name: counter\ntools:\n  - name: count\n    handler: functools:partial\n    isolation: process\n",
+        encoding="utf-8")
+    assert main(["validate", str(skills)]) == 1
+    out = capsys.readouterr().out
+    assert "counter.yaml" in out and "isolation: process runs functions only" in out

@@ -80,7 +80,7 @@ def handler_problems(skills: list[Skill]) -> list[Problem]:
     problems = []
     for skill in skills:
         for index, tool in enumerate(skill.tools):
-            why = handler_problem(tool.handler)
+            why = handler_problem(tool.handler, isolated=tool.isolation == "process")
             if why is None:
                 continue
             problems.append(Problem(

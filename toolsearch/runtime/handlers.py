@@ -106,10 +106,14 @@ def _refusal(handler: str, allowed_modules: tuple[str, ...]) -> str:
             "allow its module with allowed_handler_modules")
 
 
-def handler_problem(handler: Any, *, allowed_modules: tuple[str, ...] | None = None) -> str | None:
-    """Why `handler` cannot be called (None if it can): not allowed, does not import, not callable.
+def handler_problem(handler: Any, *, allowed_modules: tuple[str, ...] | None = None,
+                    isolated: bool = False) -> str | None:
+    """Why `handler` cannot be called (None if it can): not allowed, does not import, not callable, or
+    (`isolated`: the tool is `isolation: process`) not a function named by import path.
 
     For `toolsearch validate`: imports the module but instantiates no class (that is the call's job)."""
+    if handler is not None and isolated and not isinstance(handler, str):
+        return "is a Python object; isolation: process runs a function named by its import path"
     if handler is None or not isinstance(handler, str):
         return None if handler is None or callable(handler) else f"{handler!r} is not callable"
     if not module_allowed(handler, allowed_modules):
@@ -122,6 +126,9 @@ def handler_problem(handler: Any, *, allowed_modules: tuple[str, ...] | None = N
         raise
     except BaseException as exc:  # noqa: BLE001 - a module that raises (even SystemExit) on import
         return f"importing {handler!r} raised {describe_exception(exc)}"
+    if isinstance(obj, type) and isolated:
+        return (f"class {obj.__qualname__} cannot run in a worker process (isolation: process runs functions "
+                "only; a class keeps its instance in this process): use a function, or isolation: thread")
     if isinstance(obj, type):
         defined = {name for cls in obj.__mro__[:-1] for name in vars(cls)}  # object's own excluded
         if "__call__" in defined or "execute" in defined:

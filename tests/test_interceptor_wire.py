@@ -11,29 +11,11 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 
 import toolsearch
-from toolsearch.runtime.context import ToolContext
-from toolsearch.runtime.executor import Executor
 from toolsearch.testing import FakeModelServer, ScriptedModel, call, reply, search
 
-SKILLS = Path(__file__).resolve().parents[1] / "skills"
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher.from_path(SKILLS, tmp_path_factory.mktemp("index"), strict=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def executor(searcher, tmp_path):
-    with Executor(searcher.registry, context=ToolContext(workspace=tmp_path)) as ex:
-        yield ex
+from _skills_fixtures import SKILLS, executor, searcher  # noqa: E402,F401 (fixtures)
 
 
 def utf8(payload: object) -> bytes:

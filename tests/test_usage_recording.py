@@ -4,7 +4,6 @@ tools then called successfully in the same turn or session; failures and unrelat
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,22 +14,7 @@ from toolsearch.testing import FakeModelServer, RuleModel, ScriptedModel, Step, 
 from toolsearch.usage import JsonlUsageStore, iter_records
 from toolsearch.usage.recorder import GatewayRecorder
 
-SKILLS = Path(__file__).resolve().parents[1] / "skills"
-
-
-@pytest.fixture(scope="module")
-def searcher(tmp_path_factory):
-    from toolsearch.index.searcher import Searcher
-
-    s = Searcher.from_path(SKILLS, tmp_path_factory.mktemp("index"), strict=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def executor(searcher, tmp_path):
-    with Executor(searcher.registry, context=ToolContext(workspace=tmp_path)) as ex:
-        yield ex
+from _skills_fixtures import SKILLS, executor, searcher  # noqa: E402,F401 (fixtures)
 
 
 def test_the_agent_loop_records_each_search_with_the_tools_run_after_it(searcher, executor, tmp_path):

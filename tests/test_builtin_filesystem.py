@@ -179,3 +179,26 @@ def test_deleting_an_inside_symlink_removes_the_link_not_the_target(ctx: ToolCon
     os.symlink(ws / "target.txt", ws / "link.txt")
     fs.delete_path("link.txt", context=ctx)
     assert not (ws / "link.txt").is_symlink() and (ws / "target.txt").read_text() == "keep"
+
+
+def test_list_dir_of_a_huge_folder_keeps_only_what_it_shows(ctx: ToolContext, ws: Path) -> None:
+    """The listing was built whole (every entry a Path, then sorted) before being cut to MAX_ENTRIES."""
+    import tracemalloc
+
+    big = ws / "big"
+    big.mkdir()
+    for i in range(20_000):
+        (big / f"f{i:05d}.txt").touch()
+    for name in ("zdir", "Adir"):
+        (big / name).mkdir()
+    tracemalloc.start()
+    try:
+        listing = fs.list_dir("big", context=ctx)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    lines = listing.splitlines()
+    assert lines[0] == f"big: 20002 entries (showing the first {fs.MAX_ENTRIES})"
+    assert lines[1:3] == ["Adir/", "zdir/"] and lines[3] == "f00000.txt  (0 bytes)"
+    assert len(lines) == fs.MAX_ENTRIES + 1 and lines[-1].startswith(f"f{fs.MAX_ENTRIES - 3:05d}.txt")
+    assert peak < 1_500_000, peak  # the whole listing took ~6 MB

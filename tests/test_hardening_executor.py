@@ -448,3 +448,34 @@ def test_an_unknown_tool_name_is_not_echoed_back_whole(executor):
     result = executor.run("x" * 3_000_000, {})
     assert result.is_error and "Unknown tool 'xxxx" in result.text and "'..." in result.text
     assert len(result.text) < 400
+
+
+@pytest.mark.timeout(60)
+def test_the_abandoned_thread_log_tells_a_timeout_from_a_caller_that_went_away(caplog):
+    """A stdio client hanging up mid-call cancels the call: the log said "timed out" for that too."""
+    import asyncio
+    import logging
+
+    from toolsearch import Tool
+
+    _HANG.clear()
+    skill = _escape_skill(h=Tool(name="hang", handler=f"{__name__}:hang", timeout=0.3))
+
+    async def hang_up(ex: Executor) -> None:
+        call = asyncio.ensure_future(ex.arun("hang"))
+        await asyncio.sleep(0.1)  # the handler's thread is running
+        call.cancel()  # the caller went away
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    try:
+        with Executor([skill]) as ex, caplog.at_level(logging.WARNING, logger="toolsearch"):
+            assert ex.run("hang").error_kind == "timeout"
+            timed_out = [r.getMessage() for r in caplog.records if "keeps running" in r.getMessage()]
+            assert len(timed_out) == 1 and "'hang' timed out" in timed_out[0]
+            caplog.clear()
+            asyncio.run(hang_up(ex))
+            gone = [r.getMessage() for r in caplog.records if "keeps running" in r.getMessage()]
+            assert len(gone) == 1 and "caller went away" in gone[0] and "timed out" not in gone[0]
+    finally:
+        _HANG.set()

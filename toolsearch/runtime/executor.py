@@ -78,7 +78,7 @@ from .result import ToolResult, capped, describe_exception, to_text
 from .retry import AttemptTimeout as _AttemptTimeout
 from .retry import is_retryable
 from .validation import ArgumentError, check_arguments, parse_arguments, pydantic_problems
-from .workers import AbandonedThreads, HandlerExit, ThreadRefused, contained, run_in_thread
+from .workers import TIMED_OUT, AbandonedThreads, HandlerExit, ThreadRefused, contained, run_in_thread
 
 __all__ = ["MAX_OUTPUT_CHARS", "Executor", "HandlerExit", "is_retryable"]
 
@@ -520,7 +520,7 @@ async def _bounded(awaitable: Awaitable[Any], timeout: float) -> Any:
         task.cancel()
         raise
     if not done:
-        task.cancel()
+        task.cancel(TIMED_OUT)  # the abandoned-thread log says "timed out" only for this cancellation
         task.add_done_callback(_consume)
         raise asyncio.TimeoutError
     if task.cancelled():  # the handler's own CancelledError (a real cancellation would be ours)

@@ -26,7 +26,7 @@ from typing import Any
 
 from .result import describe_exception
 
-__all__ = ["AbandonedThreads", "HandlerExit", "ThreadRefused", "contained", "run_in_thread"]
+__all__ = ["TIMED_OUT", "AbandonedThreads", "HandlerExit", "ThreadRefused", "contained", "run_in_thread"]
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +99,25 @@ class AbandonedThreads:
             self._threads.setdefault(tool, []).append(thread)
 
 
+TIMED_OUT = "timed out"  # the cancel message of a call stopped at its deadline (`executor._bounded`)
+
+
+def _cancel_reason(future: asyncio.Future[Any]) -> str | None:
+    """The message `future` was cancelled with: a timeout and a caller that hung up read differently."""
+    try:
+        future.result()
+    except asyncio.CancelledError as exc:
+        return str(exc.args[0]) if exc.args else None
+    except BaseException:  # noqa: BLE001 - only a cancellation has a reason
+        pass
+    return None
+
+
 def run_in_thread(call: Callable[[], Any], *, name: str, tool: str, abandoned: AbandonedThreads | None,
                   release: Callable[[], None]) -> asyncio.Future[Any]:
     """Run `call()` in a new daemon thread; the returned future (of the running loop) gets its value or
-    its contained exception. If the future is cancelled (the call timed out) while the thread still
+    its contained exception. If the future is cancelled (the call timed out, or its caller went away: the
+    cancel message `TIMED_OUT` tells them apart in the log) while the thread still
     runs, the thread is counted in `abandoned` (None: a call that ends itself at its deadline, such as
     a worker-process call). `release()` runs when the thread ends, whatever happens."""
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -127,8 +142,9 @@ def run_in_thread(call: Callable[[], Any], *, name: str, tool: str, abandoned: A
     def on_done(f: asyncio.Future[Any]) -> None:
         if f.cancelled() and abandoned is not None and thread.is_alive():
             abandoned.add(tool, thread)
-            log.warning("tool %r timed out; its thread %s keeps running in the background "
-                        "(Python cannot stop threads)", tool, thread.name)
+            why = "timed out" if _cancel_reason(f) == TIMED_OUT else "was cancelled (its caller went away)"
+            log.warning("tool %r %s; its thread %s keeps running in the background "
+                        "(Python cannot stop threads)", tool, why, thread.name)
 
     wrapped.add_done_callback(on_done)
     return wrapped

@@ -10,6 +10,8 @@ import pytest
 
 from toolsearch.cli import build_parser, main
 
+from test_mcp_skills import _cache_dir, flaky  # noqa: E402,F401 (fixtures: a real MCP server of its own)
+
 
 def test_demo_prints_its_events(capsys):
     assert main(["demo", "--offline", "--events"]) == 0
@@ -41,7 +43,30 @@ def test_serve_log_events(tmp_path, caplog):
         asyncio.run(gateway.call(state, "search_tools", {"query": "calculate an expression"}))
         asyncio.run(gateway.call(state, "call_tool", {"name": "calculate", "arguments": {"expression": "2+2"}}))
         assert gateway.events.flush(10)
+    from toolsearch.mcp.upstream import default_pool
+
+    default_pool().unlisten(gateway.events)  # the pool is the process's: later tests must not log here
     kinds = [r.toolsearch_event for r in caplog.records if hasattr(r, "toolsearch_event")]
     assert kinds == ["search", "call"]
     assert "2+2" not in caplog.text  # no tool arguments in the log
     assert not build_gateway(build_parser().parse_args(["serve", "--workspace", str(tmp_path)])).events.active
+
+
+def test_serve_logs_the_start_of_the_upstream_servers_it_starts_before_the_gateway(flaky, tmp_path, caplog):
+    """`serve` starts every upstream MCP server first (prestart): their `start` events were lost, as the
+    event stream was made after them."""
+    pytest.importorskip("mcp")
+    from toolsearch.cli.serve import build_gateway
+
+    args = build_parser().parse_args(["serve", "--catalog", str(flaky), "--workspace", str(tmp_path),
+                                      "--log-events"])
+    with caplog.at_level(logging.INFO, logger="toolsearch.events"):
+        gateway = build_gateway(args)
+        try:
+            assert gateway.events.flush(10)
+        finally:
+            from toolsearch.mcp.upstream import default_pool
+
+            default_pool().unlisten(gateway.events)
+    upstream = [r.getMessage() for r in caplog.records if getattr(r, "toolsearch_event", None) == "upstream"]
+    assert len(upstream) == 1 and "flaky" in upstream[0] and "start" in upstream[0], upstream

@@ -189,3 +189,29 @@ def test_a_server_never_listed_and_bad_blocks_are_problems(tmp_path: Path) -> No
     assert "timout" in text and "did you mean 'timeout'" in text
     assert dict(result.skipped).get("dormant") == "disabled"
     assert os.environ["TOOLSEARCH_CACHE_DIR"].startswith(str(tmp_path.parent))
+
+
+def test_prestart_starts_the_very_server_the_loader_uses_when_args_name_the_workspace(tmp_path: Path) -> None:
+    """prestart read `${workspace}` literally: it started a second, wrong server beside the loader's."""
+    from toolsearch.mcp.skills import set_workspace
+
+    server = tmp_path / "server" / "flaky_server.py"
+    server.parent.mkdir()
+    server.write_text(FLAKY_SERVER, encoding="utf-8")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "ws.yaml").write_text(
+        f"name: ws-echo\nmcp:\n  command: {json.dumps(sys.executable)}\n"
+        f"  args: [{json.dumps(str(server))}, '${{workspace}}']\n  timeout: 20s\n", encoding="utf-8")
+    pool = default_pool()
+    set_workspace(tmp_path)
+    try:
+        assert prestart(catalog) == 1
+        loaded = load_skills(catalog)
+        assert [s.name for s in loaded.skills] == ["ws-echo"]
+        mine = [key for key in pool._upstreams if key[0] == "ws-echo"]
+        assert len(mine) == 1 and mine[0][1][1] == (str(server), str(tmp_path.resolve()))
+    finally:
+        set_workspace(None)
+        for key in [key for key in pool._upstreams if key[0] == "ws-echo"]:
+            pool.remove(pool._upstreams[key].spec, "ws-echo")

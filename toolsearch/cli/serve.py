@@ -108,9 +108,21 @@ def build_gateway(args: argparse.Namespace) -> Any:
     set_workspace(workspace)  # what ${workspace} means in mcp: blocks (e.g. mcp-server-git --repository)
     if args.index is not None:  # before any upstream server starts
         check_index_folder(args.index, catalog)
+    from ..mcp.observe import open_sessions, serve_events
+
+    metrics_address = _metrics_address(args) if http else None
+    shared_port_ok = auth is None and not args.trust_profile_header  # nobody's catalog is private
+    serve_metrics = http and (metrics_address is not None or (args.metrics is None and shared_port_ok))
+    searcher: Searcher | None = None  # the metrics look a tool's upstream server up in its catalog
+    events, metrics = serve_events(lambda: searcher.catalog if searcher is not None else None,
+                                   log_events=_event_log(args) if getattr(args, "log_events", False) else None,
+                                   metrics=serve_metrics, otel=getattr(args, "otel", False))
     if catalog.exists():
         from ..mcp.skills import prestart
+        from ..mcp.upstream import default_pool
 
+        if events is not None:  # before the servers start, so that their `start` events are seen
+            default_pool().listen(events)
         prestart(catalog)  # every upstream MCP server starts at once, not one per skill file
     searcher = Searcher.from_path(catalog, args.index)
     if args.index is not None:
@@ -129,13 +141,6 @@ def build_gateway(args: argparse.Namespace) -> Any:
     executor = Executor(searcher.registry, allowed_handler_modules=allowed_handler_modules(args),
                         context=ToolContext(workspace=workspace, allow_shell=args.allow_shell))
     reloader = None
-    from ..mcp.observe import open_sessions, serve_events
-
-    metrics_address = _metrics_address(args) if http else None
-    shared_port_ok = auth is None and not args.trust_profile_header  # nobody's catalog is private
-    serve_metrics = http and (metrics_address is not None or (args.metrics is None and shared_port_ok))
-    events, metrics = serve_events(searcher, log_events=_event_log(args) if getattr(args, "log_events", False)
-                                   else None, metrics=serve_metrics, otel=getattr(args, "otel", False))
     if args.watch:
         if not catalog.is_dir():
             raise ConfigError(f"--watch follows a skills folder; {catalog} is a file")

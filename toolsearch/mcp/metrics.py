@@ -128,13 +128,15 @@ class PrometheusEvents:
         return "PrometheusEvents()"
 
 
-def upstream_server_of(searcher: Any) -> Callable[[str], str | None]:
+def upstream_server_of(catalog: Callable[[], Any]) -> Callable[[str], str | None]:
     """tool name -> the upstream MCP server (skill label) it forwards to, or None for a local tool.
-    Looked up at each event, so a hot reload's new tools are found too."""
+    `catalog()` is the live catalog (None before it is loaded), looked up at each event, so a hot
+    reload's new tools are found too."""
     from .skills import McpForward
 
     def lookup(name: str) -> str | None:
-        tool = searcher.catalog.get(name)
+        tools = catalog()
+        tool = tools.get(name) if tools is not None else None
         handler = getattr(tool, "handler", None)
         return handler.label if isinstance(handler, McpForward) else None
 

@@ -63,8 +63,10 @@ def tracing_subscriber(env: Mapping[str, str] = os.environ) -> Any:
     return OpenTelemetryEvents(tracer_provider=provider)
 
 
-def serve_events(searcher: Any, *, log_events: Any = None, metrics: bool, otel: bool) -> tuple[Any, Any]:
-    """(the EventStream for the Gateway or None when nothing subscribes, the PrometheusEvents or None)."""
+def serve_events(catalog: Any, *, log_events: Any = None, metrics: bool, otel: bool) -> tuple[Any, Any]:
+    """(the EventStream for the Gateway or None when nothing subscribes, the PrometheusEvents or None).
+    `catalog()`: the served catalog, or None while it loads (the stream exists before the upstream
+    servers start, so that their `start` events reach it)."""
     from ..events import EventStream
 
     subscribers: list[Any] = [log_events] if log_events is not None else []
@@ -72,7 +74,7 @@ def serve_events(searcher: Any, *, log_events: Any = None, metrics: bool, otel: 
     if metrics:
         from .metrics import PrometheusEvents, upstream_server_of
 
-        prometheus = PrometheusEvents(upstream_of=upstream_server_of(searcher))
+        prometheus = PrometheusEvents(upstream_of=upstream_server_of(catalog))
         subscribers.append(prometheus)
     if tracing_wanted(otel):
         subscribers.append(tracing_subscriber())

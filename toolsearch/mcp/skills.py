@@ -379,7 +379,7 @@ def prestart(path: str | Path, *, pool: Any = None) -> int:
             data = data.get("skill", data) if isinstance(data, dict) else None
             if not isinstance(data, dict) or not isinstance(data.get("mcp"), dict) or data.get("enabled") is False:
                 continue
-            spec = McpSpec.model_validate(data["mcp"])
+            spec = McpSpec.model_validate(with_workspace(data["mcp"]))  # the spec the loader will use
         except Exception:  # noqa: BLE001 - the loader reports whatever is wrong with the file
             continue
         if pool is None:

@@ -74,17 +74,24 @@ def _cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path / "cache"))
 
 
-@pytest.fixture()
-def flaky(tmp_path: Path) -> Iterator[Path]:
-    """A catalog folder with one skill file naming the flaky server (its own copy per test)."""
+def _flaky_catalog(tmp_path: Path, name: str, *more_args: str) -> tuple[Path, Path]:
+    """(a catalog folder with one skill file `name` naming the flaky server, the server's script)."""
     server = tmp_path / "server" / "flaky_server.py"
     server.parent.mkdir()
     server.write_text(FLAKY_SERVER, encoding="utf-8")
     catalog = tmp_path / "catalog"
     catalog.mkdir()
-    (catalog / "flaky.yaml").write_text(
-        f"name: flaky\ntags: [testing]\nmcp:\n  command: {json.dumps(sys.executable)}\n"
-        f"  args: [{json.dumps(str(server))}]\n  timeout: 20s\n", encoding="utf-8")
+    args = ", ".join([json.dumps(str(server)), *more_args])
+    (catalog / f"{name.split()[0]}.yaml").write_text(
+        f"name: {name}\nmcp:\n  command: {json.dumps(sys.executable)}\n  args: [{args}]\n  timeout: 20s\n",
+        encoding="utf-8")
+    return catalog, server
+
+
+@pytest.fixture()
+def flaky(tmp_path: Path) -> Iterator[Path]:
+    """A catalog folder with one skill file naming the flaky server (its own copy per test)."""
+    catalog, _ = _flaky_catalog(tmp_path, "flaky\ntags: [testing]")
     yield catalog
     parsed = parse_skill_file(catalog / "flaky.yaml")  # stop this test's server: its files go with tmp_path
     if parsed.skill is not None and parsed.skill.tools:
@@ -195,14 +202,7 @@ def test_prestart_starts_the_very_server_the_loader_uses_when_args_name_the_work
     """prestart read `${workspace}` literally: it started a second, wrong server beside the loader's."""
     from toolsearch.mcp.skills import set_workspace
 
-    server = tmp_path / "server" / "flaky_server.py"
-    server.parent.mkdir()
-    server.write_text(FLAKY_SERVER, encoding="utf-8")
-    catalog = tmp_path / "catalog"
-    catalog.mkdir()
-    (catalog / "ws.yaml").write_text(
-        f"name: ws-echo\nmcp:\n  command: {json.dumps(sys.executable)}\n"
-        f"  args: [{json.dumps(str(server))}, '${{workspace}}']\n  timeout: 20s\n", encoding="utf-8")
+    catalog, server = _flaky_catalog(tmp_path, "ws-echo", "'${workspace}'")
     pool = default_pool()
     set_workspace(tmp_path)
     try:

@@ -147,3 +147,39 @@ def test_bad_arguments_are_answered_like_the_meta_tools(searcher: Any) -> None:
         text, is_error, _, _ = _search(gateway, state, arguments)
         assert is_error and expected in text, (arguments, text)
     assert state.searches == 0 and json.dumps(state.session.to_dict()["queries"]) == "[]"
+
+
+class _CountingCatalog:
+    """A catalog that notes every lookup by name."""
+
+    def __init__(self, inner: Any):
+        self.inner, self.asked = inner, []
+
+    def get(self, name: str) -> Any:
+        self.asked.append(name)
+        return self.inner.get(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.inner
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+
+class _Retriever:
+    def __init__(self, searcher: Any):
+        self.searcher, self.catalog = searcher, _CountingCatalog(searcher.catalog)
+
+    def search(self, query: str, k: int = 5, *, exclude: Any = (), allow: Any = None) -> list[Any]:
+        return self.searcher.search(query, k, exclude=exclude, allow=allow)
+
+
+def test_a_hits_own_tool_reference_is_used_not_a_second_lookup_by_name(searcher: Any) -> None:
+    retriever = _Retriever(searcher)
+    _, requests, client = run(retriever, [reply(None, call("tool_search", {"queries": NEEDS})), reply("done")])
+    found = [h for s in client.default_session.last_report.searches for h in s.hits]
+    assert found and set(found) <= set(names(requests[1]))
+    assert not set(retriever.catalog.asked) & set(found), retriever.catalog.asked

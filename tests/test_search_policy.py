@@ -55,8 +55,7 @@ def test_search_tools_takes_one_query_per_need_over_a_real_mcp_client(searcher: 
         async with _client(url) as client:
             listing = await client.list_tools()
             found = await client.call_tool("search_tools", {"queries": NEEDS})
-            bad = await client.call_tool("search_tools", {"queries": "weather forecast; send an email".split(";")
-                                                          + [7]})
+            bad = await client.call_tool("search_tools", {"queries": ["weather forecast", 7]})
             return listing, found, bad
 
     with serving(_gateway(searcher, mode="search")) as url:

@@ -216,7 +216,7 @@ class Gateway:
     def _catalog(self, state: _SessionState) -> Catalog:
         catalog = self.searcher.catalog
         gone = state.session.follow(catalog)  # hot reload: changed tools refreshed, removed ones dropped
-        if gone and self.events.active:
+        if gone and self.events.active and self.options.mode == "dynamic":  # search mode lists none
             self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(gone), reason="reload"))
         return catalog
 

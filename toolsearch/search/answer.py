@@ -140,7 +140,7 @@ def search_and_load(retriever: Retriever, holder: Holder, queries: Sequence[tupl
                 seen.add(tools[rank].name)
                 order.append(tools[rank])
     before = holder.evicted_in_turn
-    kept, refused, fresh = holder.offer([t for t in order if t.name not in pinned])
+    _, refused, fresh = holder.offer([t for t in order if t.name not in pinned])
     out = {t.name for t in refused}
     needy = [tools[0] for _, _, tools, _, _ in searched if tools and tools[0].name in out]
     if needy:  # a query would get nothing it asked for first: the one in-turn shed, as last resort

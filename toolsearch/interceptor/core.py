@@ -15,7 +15,7 @@ Rules of one `create` call:
   and load while the budgets allow; each search is answered with a `SearchAnswer` naming only tools that
   will be in the next request, plus how many more matched but did not fit.
 - A repeated (near-identical) query in one conversation excludes the loaded tools, so it finds the
-  next-best ones. A profile (`permits(tool)`) filters searches and answers a call outside it exactly as
+  next-best ones. (These two rules are `toolsearch.search.answer`, the policy the MCP gateway shares.) A profile (`permits(tool)`) filters searches and answers a call outside it exactly as
   a call to a tool that does not exist.
 - A catalog tool the model guessed by name is validated against its schema: valid, it is loaded and the
   call goes on; invalid, a repair round answers the error and the schema.

@@ -241,8 +241,7 @@ class Gateway:
     def _meta_entry(self, name: str) -> dict[str, Any]:
         descriptions = {
             SEARCH_TOOL: ("Search the tool catalog for tools that can do a task. Describe the need in a "
-                          "few words (e.g. 'convert time zones', 'git log'); for several needs, pass one "
-                          "query per need in `queries`. "
+                          "few words (e.g. 'convert time zones', 'git log'). "
                           + ("Found tools are added to your tool list." if self.options.mode == "dynamic"
                              else f"Answers each tool's name, purpose and arguments; run one with {CALL_TOOL}.")),
             CALL_TOOL: f"Run a tool found with {SEARCH_TOOL}: its name and its arguments as an object.",

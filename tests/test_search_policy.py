@@ -182,3 +182,16 @@ def test_a_hits_own_tool_reference_is_used_not_a_second_lookup_by_name(searcher:
     found = [h for s in client.default_session.last_report.searches for h in s.hits]
     assert found and set(found) <= set(names(requests[1]))
     assert not set(retriever.catalog.asked) & set(found), retriever.catalog.asked
+
+
+def test_a_sessions_memory_of_queries_is_bounded() -> None:
+    """A gateway session can live for days: the queries it remembers for repeated-query exclusion are
+    the most recent MAX_QUERIES, not every query ever sent."""
+    from toolsearch.interceptor.session import MAX_QUERIES, Session
+
+    session = Session()
+    assert not any(session.seen_query(f"need {i}") for i in range(MAX_QUERIES + 10))
+    assert len(session.to_dict()["queries"]) == MAX_QUERIES
+    assert session.seen_query(f"need {MAX_QUERIES + 9}") and not session.seen_query("need 0")
+    again = Session.from_dict({**session.to_dict(), "queries": [f"q{i}" for i in range(MAX_QUERIES * 2)]})
+    assert len(again.to_dict()["queries"]) == MAX_QUERIES

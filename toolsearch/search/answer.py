@@ -132,17 +132,18 @@ def search_and_load(retriever: Retriever, holder: Holder, queries: Sequence[tupl
                 continue
             tools.append(tool)
         searched.append((query, limit, tools, repeated, time.perf_counter() - started))
+    per_query = [tools for _, _, tools, _, _ in searched]
     order: list[Tool] = []
     seen: set[str] = set()
-    for rank in range(max((len(s[2]) for s in searched), default=0)):
-        for _, _, tools, _, _ in searched:
+    for rank in range(max(map(len, per_query), default=0)):
+        for tools in per_query:
             if rank < len(tools) and tools[rank].name not in seen:
                 seen.add(tools[rank].name)
                 order.append(tools[rank])
     before = holder.evicted_in_turn
     _, refused, fresh = holder.offer([t for t in order if t.name not in pinned])
     out = {t.name for t in refused}
-    needy = [tools[0] for _, _, tools, _, _ in searched if tools and tools[0].name in out]
+    needy = [tools[0] for tools in per_query if tools and tools[0].name in out]
     if needy:  # a query would get nothing it asked for first: the one in-turn shed, as last resort
         _, refused2, fresh2 = holder.offer(needy, shed=True)
         rest = [t for t in refused if t not in needy]

@@ -83,6 +83,27 @@ def test_the_gateway_records_search_tools_then_a_successful_call_in_the_same_ses
     assert [(r.query, r.tools, r.session) for r in records] == [("calculate an expression", ("calculate",), one.key)]
 
 
+def test_the_gateway_records_each_need_of_a_search_with_its_own_query(searcher, tmp_path):
+    """`search_tools(queries=[...])`: a call of a tool found by one need is recorded with that need's
+    query, not with the whole call's (what `toolsearch learn` folds in must stay one need each)."""
+    import asyncio
+
+    from toolsearch.mcp.gateway import Gateway
+
+    usage = tmp_path / "usage.jsonl"
+    with Executor(searcher.registry, context=ToolContext(workspace=tmp_path)) as executor:
+        gateway = Gateway(searcher, executor, usage=str(usage))
+        state = gateway._state(None)
+
+        async def play() -> None:
+            await gateway.call(state, "search_tools", {"queries": ["write a text file", "calculate an expression"]})
+            await gateway.call(state, "call_tool", {"name": "calculate", "arguments": {"expression": "6*7"}})
+            await gateway.call(state, "call_tool", {"name": "calculate", "arguments": {"expression": "6*8"}})
+
+        asyncio.run(play())
+    assert [(r.query, r.tools) for r in iter_records(usage)] == [("calculate an expression", ("calculate",))]
+
+
 def test_serve_usage_turns_recording_on_and_learned_evidence_ranks_the_served_searches(tmp_path):
     import asyncio
 

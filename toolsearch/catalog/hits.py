@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .model import Tool
 from .registry import Catalog
 
-__all__ = ["Hit", "Retriever", "ToolRef"]
+__all__ = ["FilteringRetriever", "Hit", "Retriever", "ToolRef", "as_retriever"]
 
 
 class ToolRef:
@@ -69,9 +71,56 @@ class Hit:
 
 @runtime_checkable
 class Retriever(Protocol):
-    """Anything that can rank the tools of a catalog for a query (the interceptor needs only this)."""
+    """Anything that can rank the tools of a catalog for a query (the interceptor and the gateway need
+    only this). `exclude`: names never returned (a repeated search asks for the next-best tools);
+    `allow`: a predicate over tools (a profile), applied before ranking. A retriever whose `search`
+    takes only `(query, k)` is adapted once by `as_retriever` (see `FilteringRetriever`)."""
 
     @property
     def catalog(self) -> Catalog: ...
 
-    def search(self, query: str, k: int = 5) -> list[Hit]: ...
+    def search(self, query: str, k: int = 5, *, exclude: Collection[str] = (),
+               allow: Callable[[Tool], bool] | None = None) -> list[Hit]: ...
+
+
+class FilteringRetriever:
+    """A retriever whose `search` takes only `(query, k)`, given `exclude=`/`allow=` by filtering its
+    hits here (over-fetching by the excluded count, so the next-best tools still come back)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.inner.catalog
+
+    def search(self, query: str, k: int = 5, *, exclude: Collection[str] = (),
+               allow: Callable[[Tool], bool] | None = None) -> list[Hit]:
+        if not exclude and allow is None:
+            return self.inner.search(query, k)
+        catalog = self.inner.catalog
+        out = []
+        for hit in self.inner.search(query, k + len(exclude)):
+            tool = hit.tool if hit.tool is not None else catalog.get(hit.name)
+            if hit.name in exclude or (allow is not None and (tool is None or not allow(tool))):
+                continue
+            out.append(hit)
+        return out[:k]
+
+
+def as_retriever(retriever: Any) -> Retriever:
+    """`retriever` itself when its `search` takes `exclude=`/`allow=` (a `Searcher` does), else a
+    `FilteringRetriever` around it: the one place a retriever's signature is read, where it enters (a
+    retriever written before the protocol declared the keywords keeps working)."""
+    if isinstance(retriever, FilteringRetriever) or _takes_filters(type(retriever)):
+        return retriever
+    return FilteringRetriever(retriever)
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_filters(kind: type) -> bool:
+    try:
+        params = inspect.signature(kind.search).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return "exclude" in params and "allow" in params

@@ -15,7 +15,7 @@ Rules of one `create` call:
   and load while the budgets allow; each search is answered with a `SearchAnswer` naming only tools that
   will be in the next request, plus how many more matched but did not fit.
 - A repeated (near-identical) query in one conversation excludes the loaded tools, so it finds the
-  next-best ones. A profile (`permits(tool)`) filters searches and answers a call outside it exactly as
+  next-best ones. (These two rules are `toolsearch.search.answer`, the policy the MCP gateway shares.) A profile (`permits(tool)`) filters searches and answers a call outside it exactly as
   a call to a tool that does not exist.
 - A catalog tool the model guessed by name is validated against its schema: valid, it is loaded and the
   call goes on; invalid, a repair round answers the error and the schema.
@@ -39,14 +39,14 @@ Rules of one `create` call:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterable
 
 from .._errors import ConfigError
-from ..catalog.hits import Retriever
+from ..catalog.hits import Retriever, as_retriever
 from ..catalog.model import Tool
+from ..search.answer import Loaded, Need, answer_searches, search_and_load
 from .loadout import tool_tokens
-from .lookup import argument_error, pinned_tools, query_of, search_tools
+from .lookup import argument_error, pinned_tools, query_of
 from .meta_tool import LIMIT_REACHED, BadSearchArguments, meta_tool, parse_search_arguments, render_answer
 from .options import InterceptorOptions
 from .report import CallRecord, Recorder, SearchRecord
@@ -70,7 +70,7 @@ from .values import (
     model_error,
 )
 
-__all__ = [*_values.__all__, "search_tools", "turn_flow"]  # the values are re-exported here
+__all__ = [*_values.__all__, "turn_flow"]  # the values are re-exported here
 
 
 def turn_flow(session: Session, retriever: Retriever, inp: TurnInput) -> Flow:
@@ -79,10 +79,10 @@ def turn_flow(session: Session, retriever: Retriever, inp: TurnInput) -> Flow:
 
 class _Turn:
     def __init__(self, session: Session, retriever: Retriever, inp: TurnInput):
-        self.s, self.retriever, self.inp = session, retriever, inp
+        self.s, self.retriever, self.inp = session, as_retriever(retriever), inp
         self.o: InterceptorOptions = session.options
         self.rec = Recorder()
-        self.catalog = retriever.catalog
+        self.catalog = self.retriever.catalog
         evicted_by_reload = session.follow(self.catalog)
         if evicted_by_reload:
             self.rec.evicted += evicted_by_reload
@@ -90,6 +90,7 @@ class _Turn:
         self.meta = meta_tool(
             self.o.meta_tool_name, default_limit=self.o.search_limit, max_limit=self.o.max_search_limit
         )
+        self.skip = inp.caller_tools | {self.meta.name}  # names a search never answers
         profile = session.profile if session.profile is not None else self.o.profile
         self.allow: Callable[[Tool], bool] | None = profile.permits if profile is not None else None
         self.pinned = tuple(  # a profile hides pinned tools it does not permit, too
@@ -215,7 +216,7 @@ class _Turn:
                     )
                 self.rec.note_change(tuple(fresh))
         if o.prefetch and inp.new_user_turn and inp.last_user_text and inp.last_user_text.strip():
-            self._search_and_load([(inp.last_user_text.strip(), o.prefetch_limit)], prefetch=True)
+            self._prefetch(inp.last_user_text.strip())
 
     def _choice(self, step: int, over_cap: int, wrap_up: bool) -> ToolChoice | None:
         if wrap_up or over_cap:
@@ -298,61 +299,32 @@ class _Turn:
             except BadSearchArguments as exc:
                 answers[call.id] = SearchAnswer(query_of(call), (), text=str(exc), is_error=True)
         # one search per need (a call may carry several: meta_tool's `queries`), answered per call
-        results = iter(self._search_and_load([(q, args.limit) for _, args in parsed for q in args.needs]))
-        for call_id, args in parsed:
-            found = [next(results) for _ in args.needs]
-            tools = list({t.name: t for part, _ in found for t in part}.values())
-            more = sum(m for _, m in found)
-            text = render_answer(tools, more, max_chars=self.o.description_chars)
-            answers[call_id] = SearchAnswer(args.query, tuple(tools), more, text)
+        found, loaded = answer_searches(self.retriever, self.s, [args for _, args in parsed], allow=self.allow,
+                                        skip=self.skip, pinned=self.pinned_names)
+        self._note([need for one in found for need in one.needs], loaded, prefetch=False)
+        for (call_id, _), one in zip(parsed, found):
+            text = render_answer(one.tools, one.more, max_chars=self.o.description_chars)
+            answers[call_id] = SearchAnswer(one.query, one.tools, one.more, text)
         self._record(searches, "search")
         return answers
 
-    def _search_and_load(
-        self, queries: list[tuple[str, int]], *, prefetch: bool = False
-    ) -> list[tuple[list[Tool], int]]:
-        """Run every search; interleave the hits by rank (each query's best first) and load what the
-        budgets allow. Per query: (its tools that will be sent, in rank order; how many did not fit)."""
-        per_query: list[list[Tool]] = []
-        for query, limit in queries:
-            started = time.perf_counter()
-            exclude = frozenset(self.s.loaded) if self.s.seen_query(query) else frozenset()
-            tools = []
-            for hit in search_tools(self.retriever, query, limit, exclude=exclude, allow=self.allow):
-                tool = self.catalog.get(hit.name) or hit.tool
-                if tool is None or tool.name in self.inp.caller_tools or tool.name == self.meta.name:
-                    continue
-                tools.append(tool)
-            per_query.append(tools)
-            record = SearchRecord(query, limit, tuple(t.name for t in tools), prefetch=prefetch,
-                                  duration=time.perf_counter() - started)
+    def _prefetch(self, text: str) -> None:
+        needs, loaded = search_and_load(self.retriever, self.s, [(text, self.o.prefetch_limit)], allow=self.allow,
+                                        skip=self.skip, pinned=self.pinned_names)
+        self._note(needs, loaded, prefetch=True)
+
+    def _note(self, needs: list[Need], loaded: Loaded, *, prefetch: bool) -> None:
+        """Record a batch of searches and what loading their hits did (the report and events read it)."""
+        for need in needs:
+            record = SearchRecord(need.query, need.limit, tuple(t.name for t in need.found), prefetch=prefetch,
+                                  duration=need.duration)
             if prefetch:
                 self.rec.prefetch.append(record)
             else:
                 self.rec.update_round(searches=[record])
-        order: list[Tool] = []
-        seen: set[str] = set()
-        for rank in range(max((len(t) for t in per_query), default=0)):
-            for tools in per_query:
-                if rank < len(tools) and tools[rank].name not in seen:
-                    seen.add(tools[rank].name)
-                    order.append(tools[rank])
-        before = self.s.evicted_in_turn
-        kept, refused, fresh = self.s.offer([t for t in order if t.name not in self.pinned_names])
-        out = {t.name for t in refused}
-        needy = [tools[0] for tools in per_query if tools and tools[0].name in out]
-        if needy:  # a query would get nothing it asked for first: the one in-turn shed, as last resort
-            kept2, refused2, fresh2 = self.s.offer(needy, shed=True)
-            rest = [t for t in refused if t not in needy]
-            kept3, refused3, fresh3 = self.s.offer(rest)
-            refused, fresh = refused2 + refused3, fresh + fresh2 + fresh3
-        shed = self.s.evicted_in_turn[len(before):]
-        if shed:
-            self.rec.evictions.append((tuple(shed), "budget", len(self.rec.rounds)))
-        self.rec.note_change(tuple(fresh), shed, tuple(t.name for t in refused))
-        out_names = {t.name for t in refused}
-        return [([t for t in tools if t.name not in out_names],
-                 sum(t.name in out_names for t in tools)) for tools in per_query]
+        if loaded.shed:
+            self.rec.evictions.append((loaded.shed, "budget", len(self.rec.rounds)))
+        self.rec.note_change(loaded.fresh, loaded.shed, loaded.refused)
 
     def _record(self, calls: Iterable[ToolCall], outcome: str) -> None:
         calls = list(calls)

@@ -1,47 +1,17 @@
-"""What the turn core asks of the catalog side, kept apart from the turn logic: searching through any
-retriever (with `exclude=`/`allow=` when it takes them), the pinned tools of a catalog snapshot (cached),
-and checking a guessed call's arguments against its tool's schema."""
+"""What the turn core asks of the catalog side, kept apart from the turn logic: the pinned tools of a
+catalog snapshot (cached), a search call's query for reports, and checking a guessed call's arguments
+against its tool's schema. (Searching is `toolsearch.search.answer`, shared with the MCP gateway.)"""
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
-from collections.abc import Callable
 from typing import Any
 
-from ..catalog.hits import Retriever
 from ..catalog.model import Tool
 from .options import InterceptorOptions
 from .values import ToolCall
 
-__all__ = ["argument_error", "pinned_tools", "query_of", "search_tools"]
-
-
-@functools.lru_cache(maxsize=256)
-def _takes_filters(kind: type) -> bool:
-    try:
-        params = inspect.signature(kind.search).parameters
-    except (TypeError, ValueError):
-        return False
-    return "exclude" in params and "allow" in params
-
-
-def search_tools(retriever: Retriever, query: str, k: int, *, exclude: frozenset[str] = frozenset(),
-                 allow: Callable[[Tool], bool] | None = None) -> list[Any]:
-    """`retriever.search` with `exclude=`/`allow=` when it takes them; otherwise plain `search(query, k)`
-    filtered here (over-fetching by the excluded count so the next-best tools still come back)."""
-    if _takes_filters(type(retriever)):
-        return retriever.search(query, k, exclude=exclude, allow=allow)
-    hits = retriever.search(query, k + len(exclude)) if (exclude or allow) else retriever.search(query, k)
-    catalog = retriever.catalog
-    out = []
-    for hit in hits:
-        tool = hit.tool if hit.tool is not None else catalog.get(hit.name)
-        if hit.name in exclude or (allow is not None and (tool is None or not allow(tool))):
-            continue
-        out.append(hit)
-    return out[:k]
+__all__ = ["argument_error", "pinned_tools", "query_of"]
 
 
 class _Pinned:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["Session"]
 
 _ids = itertools.count(1)
+MAX_QUERIES = 1000  # queries a session remembers for repeated-query exclusion (oldest forgotten first)
 
 
 class Session:
@@ -67,7 +68,7 @@ class Session:
         self._turn_used: set[str] = set()  # loaded or called in the current user turn: never evicted
         self._shed_in_turn = False
         self.evicted_in_turn: tuple[str, ...] = ()  # by the one in-turn shed (read by the core)
-        self._queries: set[str] = set()  # normalised queries searched in this conversation
+        self._queries: dict[str, None] = {}  # normalised queries searched (insertion-ordered, bounded)
         self._pending: tuple[str, ...] = ()  # names from from_dict/restore waiting for a catalog
 
     def __repr__(self) -> str:
@@ -147,7 +148,9 @@ class Session:
         key = " ".join(sorted(set(query.lower().split())))
         with self._lock:
             seen = key in self._queries
-            self._queries.add(key)
+            self._queries[key] = None
+            if len(self._queries) > MAX_QUERIES:  # a long-lived gateway session must stay bounded
+                del self._queries[next(iter(self._queries))]
             return seen
 
     def note_request(self, names: tuple[str, ...]) -> bool:
@@ -212,7 +215,7 @@ class Session:
             setattr(session, key, int(data.get(key, 0)))
         last = data.get("last_sent")
         session._last_sent = None if last is None else tuple(last)
-        session._queries = set(data.get("queries") or ())
+        session._queries = dict.fromkeys(list(data.get("queries") or ())[-MAX_QUERIES:])
         session._pending = tuple(str(n) for n in data["loaded"])
         return session
 

@@ -3,13 +3,19 @@
 An MCP client (Claude Desktop, Claude Code, Cursor, an agent framework) lists tools once and sends
 every listed schema to its model on every request. Through the gateway it lists a handful:
 
-- **search mode** (works with every client): `tools/list` = the pinned tools + `search_tools(query,
-  limit)` + `call_tool(name, arguments)`. A search answers each hit's name, one-line purpose and
-  compact input schema, so the model can call it at once through `call_tool`.
+- **search mode** (works with every client): `tools/list` = the pinned tools + `search_tools(query or
+  queries, limit)` + `call_tool(name, arguments)`. A search answers each hit's name, one-line purpose
+  and compact input schema, so the model can call it at once through `call_tool`.
 - **dynamic mode**: `tools/list` = the pinned tools + `search_tools`. A search loads the hits into
   *that* session's list and the server sends `notifications/tools/list_changed`; the client re-lists
-  and the model calls the found tools directly. The loaded tools follow the interceptor's `Loadout`
-  (least recently used out first, under a count and a token budget).
+  and the model calls the found tools directly.
+
+Searching is the interceptor's policy (`toolsearch.search`): the same arguments (`queries=[...]`, one
+short query per need), a repeated query in a session finds the next-best tools, and in dynamic mode the
+session's loaded tools follow the interceptor's budgets, each `search_tools` call being a turn: a list
+at least `low_water` full is shed in one batch (least recently used first) before it searches, a search
+loads what fits, and its answer says how many more matched than fit. In search mode the session
+remembers the tools it was shown (its most recent `max_loaded_tools`), which a repeated query excludes.
 
 Every call, whichever way it comes, goes through the `Executor` (argument validation against the
 schema, the tool's timeout and retry); tools of MCP-server skills forward to their upstream server
@@ -34,8 +40,7 @@ import functools
 import itertools
 import json
 import secrets
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,23 +48,27 @@ from .._echo import echo
 from .._errors import ConfigError
 from .._text import wire_data, wire_text
 from .._version import __version__
+from ..catalog.hits import Retriever
 from ..catalog.model import Tool
 from ..catalog.registry import Catalog
 from ..events import EventStream, EvictEvent, LoadEvent, SearchEvent
-from ..interceptor.loadout import Loadout
+from ..interceptor.meta_tool import one_line
+from ..interceptor.options import InterceptorOptions
+from ..interceptor.session import Session
 from ..profiles import Profile, ProfileSet
+from ..search import BadSearchArguments, Found, Loaded, answer_searches, budget_note, \
+    read_search_arguments, search_schema
 from ..runtime.call_events import call_event
 from .caching import list_cache_hint
 from .identity import bind_at_initialize, profile_of_request
 
-__all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway", "GatewayOptions", "compact_schema"]
+__all__ = ["CALL_TOOL", "SEARCH_TOOL", "Gateway", "GatewayOptions", "compact_schema", "render_loaded",
+           "render_search"]
 
 SEARCH_TOOL = "search_tools"
 CALL_TOOL = "call_tool"
 _STATE_KEY = "toolsearch.gateway"
 _session_ids = itertools.count(1)
-NO_MATCH = ("No matching tools found. Do not search again with similar words: answer with the tools you "
-            "have, or say that no available tool can do this.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,14 +97,13 @@ class GatewayOptions:
 
 @dataclass
 class _SessionState:
-    """What one client session has: its profile and (dynamic mode) its loaded tools."""
+    """What one client session has: its profile and its search session (the interceptor's `Session`:
+    the loaded tools in dynamic mode, the recently shown ones in search mode, the queries searched)."""
 
     profile: Profile | None
-    loadout: Loadout
-    catalog: Catalog | None = None
+    session: Session
     calls: int = 0
     searches: int = 0
-    history: list[str] = field(default_factory=list)
     id: str = field(default_factory=lambda: f"mcp-{next(_session_ids)}")  # names the session in events
     # names it in usage records: unique across restarts and replicas, so evidence counts per session
     key: str = field(default_factory=lambda: secrets.token_hex(8))
@@ -132,7 +140,13 @@ class Gateway:
         self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
         self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
         self.reloader: Any = None  # a SkillReloader following the catalog (`toolsearch serve --watch`)
-        self._schemas = {SEARCH_TOOL: self._search_schema(), CALL_TOOL: _CALL_SCHEMA}
+        self._schemas = {SEARCH_TOOL: search_schema(default_limit=self.options.search_limit,
+                                                    max_limit=self.options.max_search_limit),
+                         CALL_TOOL: _CALL_SCHEMA}
+        # The budgets every session's loaded tools follow (validated here, once).
+        self._session_options = InterceptorOptions(max_loaded_tools=self.options.max_loaded_tools,
+                                                   max_loaded_tokens=self.options.max_loaded_tokens,
+                                                   low_water=self.options.low_water)
 
     # --- the MCP server ------------------------------------------------------------------------
 
@@ -181,9 +195,13 @@ class Gateway:
 
     def new_state(self, profile: Profile | None) -> _SessionState:
         """A fresh session state (also what `session_store` restores a stored session into)."""
-        return _SessionState(profile, Loadout(max_tools=self.options.max_loaded_tools,
-                                              max_tokens=self.options.max_loaded_tokens,
-                                              low_water=self.options.low_water))
+        state = _SessionState(profile, Session(self._session_options))
+        state.session.id = state.id
+        return state
+
+    def retriever_for(self, state: _SessionState) -> Retriever:
+        """The retriever a session's searches use (one place to choose it per session)."""
+        return self.searcher
 
     def _profile_for(self, ctx: Any) -> Profile | None:
         resolved, profile = profile_of_request(getattr(ctx, "request", None))
@@ -197,11 +215,9 @@ class Gateway:
 
     def _catalog(self, state: _SessionState) -> Catalog:
         catalog = self.searcher.catalog
-        if state.catalog is not catalog:  # hot reload: changed tools refreshed, removed ones dropped
-            gone = state.loadout.refresh(catalog.tools)
-            state.catalog = catalog
-            if gone and self.events.active:
-                self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(gone), reason="reload"))
+        gone = state.session.follow(catalog)  # hot reload: changed tools refreshed, removed ones dropped
+        if gone and self.events.active and self.options.mode == "dynamic":  # search mode lists none
+            self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(gone), reason="reload"))
         return catalog
 
     @staticmethod
@@ -218,7 +234,7 @@ class Gateway:
         if self.options.mode == "search":
             meta.append(self._meta_entry(CALL_TOOL))
         # By name, not by use: a call reorders the loadout, and must not change the listing.
-        loaded = sorted((t for t in state.loadout.tools if t.name not in {p.name for p in pinned}),
+        loaded = sorted((t for t in state.session.loaded_tools() if t.name not in {p.name for p in pinned}),
                         key=lambda t: t.name)
         return [*map(_entry, pinned), *meta, *map(_entry, loaded if self.options.mode == "dynamic" else [])]
 
@@ -231,17 +247,6 @@ class Gateway:
             CALL_TOOL: f"Run a tool found with {SEARCH_TOOL}: its name and its arguments as an object.",
         }
         return {"name": name, "description": descriptions[name], "inputSchema": self._schemas[name]}
-
-    def _search_schema(self) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What the tool should do, in a few words."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": self.options.max_search_limit,
-                          "description": f"How many tools (default {self.options.search_limit})."},
-            },
-            "required": ["query"],
-        }
 
     async def _on_list_tools(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -292,60 +297,45 @@ class Gateway:
         return text, is_error, structured, False
 
     def _search(self, state: _SessionState, arguments: Mapping[str, Any]) -> tuple[str, bool, Any, bool]:
-        query, limit = arguments.get("query"), arguments.get("limit", self.options.search_limit)
-        if not isinstance(query, str) or not query.strip():
-            return '"query" is required: a few words about what the tool should do', True, None, False
-        if isinstance(limit, float) and limit.is_integer():
-            limit = int(limit)
-        if limit is None:
-            limit = self.options.search_limit
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            return f'"limit" must be a whole number from 1 to {self.options.max_search_limit}', True, None, False
-        limit = min(limit, self.options.max_search_limit)
+        """One `search_tools` call, answered by the interceptor's policy (see the module doc)."""
+        try:
+            args = read_search_arguments(arguments, default_limit=self.options.search_limit,
+                                         max_limit=self.options.max_search_limit)
+        except BadSearchArguments as exc:
+            return str(exc), True, None, False
         state.searches += 1
-        state.history.append(query)
-        self._catalog(state)
-        started = time.perf_counter()
-        hits = self.searcher.search(query, limit, allow=state.profile)
-        tools = [h.tool for h in hits if h.tool is not None]
-        if self.usage is not None:
-            self.usage.searched(state.key, query, [t.name for t in tools])
-        if self.events.active:
-            self.events.emit(SearchEvent(
-                source="gateway", session=state.id, query=query, hits=tuple(t.name for t in tools), limit=limit,
-                profile=getattr(state.profile, "name", None), no_match=None if tools else "no_good_match",
-                duration=time.perf_counter() - started))
-        if self.options.mode == "search":
+        catalog = self._catalog(state)
+        dynamic = self.options.mode == "dynamic"
+        edge = state.session.begin_turn() if dynamic else ()
+        [found], loaded = answer_searches(
+            self.retriever_for(state), state.session if dynamic else _Shown(state.session), [args],
+            allow=state.profile, pinned=frozenset(t.name for t in catalog.pinned))
+        self._observe(state, found, edge, loaded)
+        if not dynamic:
             # Text only: clients may show structured content to the model too, paying for it twice.
-            return self.render_search(tools), False, None, False
-        change = state.loadout.load(tools)
-        if self.events.active:
-            if change.evicted:
-                self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(change.evicted),
-                                            reason="budget"))
-            if change.loaded:
-                self.events.emit(LoadEvent(source="gateway", session=state.id, tools=tuple(change.loaded)))
-        kept = [t for t in tools if t.name in state.loadout]
-        text = "\n".join([f"Found {len(kept)} tool(s), now in your tool list:",
-                          *(f"- {t.name}: {self._purpose(t)}" for t in kept)]) if kept else NO_MATCH
-        return text, False, {"tools": [t.name for t in kept]}, bool(change.loaded or change.evicted)
+            return render_search(found, self.options.description_chars), False, None, False
+        tools = found.tools
+        return (render_loaded(found, self.options.description_chars), False, {"tools": [t.name for t in tools]},
+                bool(loaded.fresh or loaded.shed or edge))
 
-    def _purpose(self, tool: Tool) -> str:
-        """The first line of a description, cut at a word boundary."""
-        line = " ".join(tool.description.strip().split("\n", 1)[0].split())
-        limit = self.options.description_chars
-        return line if len(line) <= limit else line[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
-
-    def render_search(self, tools: list[Tool]) -> str:
-        """The search-mode answer: per hit one line of name and purpose, one line of arguments."""
-        if not tools:
-            return NO_MATCH
-        lines = [f"Found {len(tools)} tool{'s' if len(tools) != 1 else ''}; run one with "
-                 f'{CALL_TOOL}({{"name": ..., "arguments": {{...}}}}):']
-        for tool in tools:
-            lines.append(f"- {tool.name}: {self._purpose(tool)}")
-            lines.append(f"  arguments: {compact_schema(tool.input_schema)}")
-        return "\n".join(lines)
+    def _observe(self, state: _SessionState, found: Found, edge: Sequence[str], loaded: Loaded) -> None:
+        """Usage records and events of one search call: turn-edge evictions, one search per need, the
+        in-turn shed, the loads."""
+        if self.usage is not None:
+            self.usage.searched_needs(state.key, [(n.query, [t.name for t in n.found]) for n in found.needs])
+        if not self.events.active:
+            return
+        if edge:
+            self.events.emit(EvictEvent(source="gateway", session=state.id, tools=tuple(edge), reason="turn_edge"))
+        for need in found.needs:
+            self.events.emit(SearchEvent(
+                source="gateway", session=state.id, query=need.query, hits=tuple(t.name for t in need.found),
+                limit=need.limit, profile=getattr(state.profile, "name", None),
+                no_match=None if need.found else "no_good_match", duration=need.duration))
+        if loaded.shed:
+            self.events.emit(EvictEvent(source="gateway", session=state.id, tools=loaded.shed, reason="budget"))
+        if loaded.fresh:
+            self.events.emit(LoadEvent(source="gateway", session=state.id, tools=loaded.fresh))
 
     async def _run(self, state: _SessionState, name: str, arguments: Mapping[str, Any]) -> tuple[str, bool, Any]:
         catalog = self._catalog(state)
@@ -361,9 +351,54 @@ class Gateway:
             self.events.emit(call_event(result, name, arguments, include_payloads=self.events.include_payloads,
                                         source="gateway", session=state.id, return_direct=tool.return_direct))
         if self.options.mode == "dynamic":
-            state.loadout.touch([name])
+            state.session.used([name])
         structured = result.data if isinstance(result.data, (dict, list)) else None
         return result.text, result.is_error, structured
+
+
+class _Shown:
+    """Search mode's session: no tool list to budget, so every tool found is shown; the session keeps
+    the most recent ones (its LRU loadout, never sent) for a repeated query to exclude."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.evicted_in_turn: tuple[str, ...] = ()
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        return self.session.loaded
+
+    def seen_query(self, query: str) -> bool:
+        return self.session.seen_query(query)
+
+    def offer(self, tools: Sequence[Tool], *, shed: bool = False) -> tuple[list[Tool], list[Tool], list[str]]:
+        self.session.load(tools)
+        return list(tools), [], []
+
+
+def render_search(found: Found, description_chars: int) -> str:
+    """The search-mode answer: per tool found one line of name and purpose, one line of arguments."""
+    if found.no_match:
+        return found.no_match
+    tools = found.tools
+    lines = [f"Found {len(tools)} tool{'s' if len(tools) != 1 else ''}; run one with "
+             f'{CALL_TOOL}({{"name": ..., "arguments": {{...}}}}):']
+    for tool in tools:
+        lines.append(f"- {tool.name}: {one_line(tool.description, description_chars)}")
+        lines.append(f"  arguments: {compact_schema(tool.input_schema)}")
+    return "\n".join(lines)
+
+
+def render_loaded(found: Found, description_chars: int) -> str:
+    """The dynamic-mode answer: the tools now in the session's list, and how many more did not fit."""
+    if found.no_match:
+        return found.no_match
+    tools = found.tools
+    lines = [f"Found {len(tools)} tool(s), now in your tool list:",
+             *(f"- {t.name}: {one_line(t.description, description_chars)}" for t in tools)] if tools else []
+    if found.more:
+        lines.append(budget_note(found.more, found_some=bool(tools)))
+    return "\n".join(lines)
 
 
 def compact_schema(schema: Mapping[str, Any]) -> str:

@@ -136,7 +136,7 @@ def snapshot(state: Any, *, protocol_version: str, client_params: Any, owner: An
         "client_params": params.model_dump(mode="json", by_alias=True, exclude_none=True) if params else None,
         "principal": principal,
         "profile": state.profile.name if state is not None and state.profile is not None else None,
-        "loaded": list(reversed(state.loadout.lru_order())) if state is not None else [],  # newest first
+        "loaded": list(reversed(state.session.lru_order())) if state is not None else [],  # newest first
         "calls": state.calls if state is not None else 0,
         "searches": state.searches if state is not None else 0,
     }
@@ -152,9 +152,9 @@ def restore_state(gateway: Any, record: dict[str, Any]) -> Any:
             raise SessionStoreError(f"the session's profile {name!r} is not defined by this gateway's --profile file")
     state = gateway.new_state(profile)
     catalog = gateway.searcher.catalog
-    state.catalog = catalog
+    state.session.follow(catalog)
     tools = [catalog.get(n) for n in record.get("loaded") or [] if isinstance(n, str)]
-    state.loadout.load([t for t in tools if t is not None and (profile is None or profile.permits(t))])
+    state.session.load([t for t in tools if t is not None and (profile is None or profile.permits(t))])
     state.calls, state.searches = int(record.get("calls") or 0), int(record.get("searches") or 0)
     return state
 

@@ -76,24 +76,30 @@ class GatewayRecorder:
 
     def __init__(self, store: UsageStore):
         self.store = store
-        self._last: OrderedDict[str, tuple[str, frozenset[str], set[str]]] = OrderedDict()
+        self._last: OrderedDict[str, tuple[tuple[str, frozenset[str], set[str]], ...]] = OrderedDict()
         self._lock = threading.Lock()
 
     def searched(self, session: str, query: str, hits: Iterable[str]) -> None:
+        self.searched_needs(session, [(query, hits)])
+
+    def searched_needs(self, session: str, needs: Iterable[tuple[str, Iterable[str]]]) -> None:
+        """The session's latest search call: one (query, hits) per need (`search_tools` takes several)."""
+        latest = tuple((query, frozenset(hits), set()) for query, hits in needs)
         with self._lock:
-            self._last[session] = (query, frozenset(hits), set())
+            self._last[session] = latest
             self._last.move_to_end(session)
             while len(self._last) > self.MAX_SESSIONS:
                 self._last.popitem(last=False)
 
     def called(self, session: str, tool: str, ok: bool, profile: Any = None) -> None:
-        """A call finished: recorded when it succeeded and the session's latest search returned it."""
+        """A call finished: recorded when it succeeded and the session's latest search returned it (with
+        the query of the first need that found it)."""
         if not ok:
             return
         with self._lock:
-            last = self._last.get(session)
-            if last is None or tool not in last[1] or tool in last[2]:
+            need = next((n for n in self._last.get(session, ()) if tool in n[1]), None)
+            if need is None or tool in need[2]:
                 return
-            last[2].add(tool)  # one record per (search, tool): repeating a call adds nothing
-            query = last[0]
+            need[2].add(tool)  # one record per (search, tool): repeating a call adds nothing
+            query = need[0]
         _append(self.store, [UsageRecord(query, (tool,), profile_name(profile), session, time.time())])

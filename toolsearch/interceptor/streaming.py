@@ -50,17 +50,19 @@ class RoundAccumulator(Protocol):
 
     def usage_event(self, total: Usage) -> Any | None: ...
 
+    def direct(self, outcome: Outcome) -> list[Any]: ...
+
 
 def _last_round(acc: RoundAccumulator, outcome: Outcome) -> list[Any]:
     """The last round's events for the caller: its visible part, or the `return_direct` answer."""
     if outcome.direct is not None:
-        return acc.direct(outcome)  # type: ignore[attr-defined]
+        return acc.direct(outcome)
     return acc.visible(outcome.drop_call_ids)
 
 
 def _finish(adapter: Adapter, session: Session, outcome: Outcome) -> Report:
     close_turn(session, outcome)
-    report = outcome.recorder.build(messages=tuple(adapter.transcript(outcome.hidden)))  # type: ignore[attr-defined]
+    report = outcome.recorder.build(messages=tuple(adapter.transcript(outcome.hidden)))
     session._finish(report)
     return report
 

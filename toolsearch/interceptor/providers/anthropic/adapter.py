@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._errors import ConfigError
-from ...catalog.export import export_tool
-from ...catalog.model import Tool
-from ..core import AskModel, Exchange, ModelReply, Outcome, SearchAnswer, ToolCall, TurnInput, model_error
-from ..report import Usage
-from .anthropic_shapes import (
+from ...._errors import ConfigError
+from ....catalog.export import export_tool
+from ....catalog.model import Tool
+from ...core import AskModel, Exchange, ModelReply, Outcome, SearchAnswer, ToolCall, TurnInput, model_error
+from ...report import Usage
+from .shapes import (
     CallerChoice,
     arguments_text,
     block_dicts,
@@ -150,7 +150,7 @@ class AnthropicAdapter:
             if response.stop_reason == "tool_use" and not any(b.type == "tool_use" for b in response.content):
                 response.stop_reason = "end_turn"
         if outcome.direct is not None:  # return_direct: the tools' results are the answer
-            from .direct import anthropic_direct
+            from ..direct import anthropic_direct
 
             anthropic_direct(response, outcome.direct)
         if report.model_calls > 1:

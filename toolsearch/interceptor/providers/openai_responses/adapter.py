@@ -33,11 +33,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ..._errors import ConfigError
-from ..core import AskModel, Forced, ModelReply, Outcome, SearchAnswer, ToolOutput, TurnInput, model_error
-from . import openai_responses_shapes as shapes
-from .openai_responses_chain import chain_of
-from .openai_responses_shapes import get, item_dict
+from ...._errors import ConfigError
+from ...core import AskModel, Forced, ModelReply, Outcome, SearchAnswer, ToolOutput, TurnInput, model_error
+from . import shapes
+from .chain import chain_of
+from .shapes import get, item_dict
 
 __all__ = ["ResponsesAdapter"]
 
@@ -102,7 +102,7 @@ class ResponsesAdapter:
             forced=forced,
             required=choice == "required",
             history_tools=tuple(dict.fromkeys([*history, *shapes.loaded_names(items)])),
-            reminder=self.w._reminder(),
+            reminder=self.w.reminder(),
         )
 
     def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]:
@@ -150,7 +150,7 @@ class ResponsesAdapter:
         report = outcome.recorder.build(messages=tuple(self.transcript(outcome.hidden)))
         settled = self.settle(response, outcome.drop_call_ids, self.with_cache_break(report, outcome.recorder))
         if outcome.direct is not None:  # return_direct: the tools' results are the answer
-            from .direct import responses_direct
+            from ..direct import responses_direct
 
             responses_direct(self, settled, outcome)
         return settled

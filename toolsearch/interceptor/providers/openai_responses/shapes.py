@@ -17,9 +17,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ...catalog.model import Tool
-from ..core import SearchAnswer, ToolCall
-from ..report import Usage
+from ....catalog.model import Tool
+from ...core import SearchAnswer, ToolCall
+from ...report import Usage
 
 __all__ = [
     "NATIVE_MODEL_PREFIXES",

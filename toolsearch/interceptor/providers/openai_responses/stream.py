@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RoundAccumulator", "aopen_stream", "keep_report", "open_stream"]
+__all__ = ["RoundAccumulator", "keep_report", "open_stream"]
 
 
 class _Shared:
@@ -119,7 +119,7 @@ class _Shared:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer message's events (the round's held calls are not sent)."""
-        from .direct import responses_direct_events
+        from ..direct import responses_direct_events
 
         self.drop = outcome.drop_call_ids
         out = self._commit()
@@ -135,7 +135,7 @@ class _Shared:
         report = self.adapter.with_cache_break(self.session.last_report, self.session)
         final = self.adapter.settle(self.response, self.drop, report)
         if self.direct_answer is not None:
-            from .direct import responses_direct
+            from ..direct import responses_direct
 
             responses_direct(self.adapter, final, *self.direct_answer)
         if self.exposed_id and self.exposed_id != final.id:
@@ -159,7 +159,7 @@ class RoundAccumulator:
 
     def reply(self) -> Any:
         if self.s.response is None:
-            from ..core import model_error
+            from ...core import model_error
 
             raise model_error("the stream ended without a response.completed event")
         return self.s.adapter.reply(self.s.response)
@@ -174,17 +174,13 @@ class RoundAccumulator:
         return self.s.completed()  # the one closing event carries the summed usage
 
 
-def _loop(api: Any, kwargs: dict[str, Any], holder: Any, *, is_async: bool) -> Any:
-    """The caller's event generator of one streamed create, on `streaming.stream_rounds` /
-    `astream_rounds` (the one streaming loop of every API)."""
-    from ..streaming import astream_rounds, stream_rounds
-
-    adapter, kwargs, session, flow = api._begin(kwargs)
-    shared = _Shared(adapter, session, holder)
-    loop = astream_rounds if is_async else stream_rounds
-    run_tools = api._w._arun_tools(session) if is_async else api._w._run_tools(session)
-    return loop(adapter, flow, lambda req: api._sdk.create(**req, stream=True), run_tools,
-                lambda: RoundAccumulator(shared), kwargs=kwargs, session=session, on_end=lambda report: None)
+def _events(api: Any, kwargs: dict[str, Any], holder: Any) -> Any:
+    """The caller's event generator of one streamed create (`Endpoint.stream_events`: the one streaming
+    loop of every API)."""
+    turn = api.begin(kwargs)
+    shared = _Shared(turn.adapter, turn.session, holder)
+    return api.stream_events(turn, lambda request: api.sdk.create(**request, stream=True),
+                             lambda: RoundAccumulator(shared))
 
 
 class _Response:
@@ -204,7 +200,7 @@ class ToolSearchStream:
     report: Any = None
 
     def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _loop(api, dict(kwargs), self, is_async=False)
+        self._gen = _events(api, dict(kwargs), self)
         self.response = _Response(self._gen)
 
     def __iter__(self):
@@ -237,7 +233,7 @@ class AsyncToolSearchStream:
     report: Any = None
 
     def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _loop(api, dict(kwargs), self, is_async=True)
+        self._gen = _events(api, dict(kwargs), self)
         self.response = _AsyncResponse(self._gen)
 
     def __aiter__(self):
@@ -256,12 +252,9 @@ class AsyncToolSearchStream:
         await self._gen.aclose()
 
 
-def open_stream(api: Any, kwargs: dict[str, Any]) -> ToolSearchStream:
-    return ToolSearchStream(api, kwargs)
-
-
-async def aopen_stream(api: Any, kwargs: dict[str, Any]) -> AsyncToolSearchStream:
-    return AsyncToolSearchStream(api, kwargs)
+def open_stream(api: Any, kwargs: dict[str, Any]) -> ToolSearchStream | AsyncToolSearchStream:
+    """What `create(stream=True)` returns (the async stream on async clients)."""
+    return (AsyncToolSearchStream if api.is_async else ToolSearchStream)(api, kwargs)
 
 
 def keep_report(manager: Any) -> Any:

@@ -6,7 +6,7 @@
   it arrives, hidden rounds consumed, visible calls renumbered, one summed usage chunk with
   `include_usage`), context managers, with `.response.close()` like openai's `Stream` (so
   `chat.completions.stream()`'s manager can wrap them) and `.toolsearch` once the stream has ended.
-The raw-response views are in `openai_chat_raw`.
+The raw-response views are `interceptor/raw.py`'s, shared by every provider.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..core import model_error
-from ..report import Usage
-from ..streaming import astream_rounds, stream_rounds
-from .openai_chat import chat_usage, clean_kwargs
+from ...core import model_error
+from ...report import Usage
+from .shapes import chat_usage, clean_kwargs
 
 __all__ = ["AsyncChatStream", "ChatAccumulator", "ChatStream"]
 
@@ -46,7 +45,7 @@ class ChatAccumulator:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer: a content chunk and a "stop" chunk (the round's calls dropped)."""
-        from .direct import chat_direct_chunks
+        from ..direct import chat_direct_chunks
 
         return chat_direct_chunks(self.last, outcome.direct, role=not self.said["role"])
 
@@ -153,15 +152,13 @@ def _stream_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return kwargs, include
 
 
-def _loop(stream: Any, completions: Any, kwargs: dict[str, Any], open_round: Any, rounds: Any, *,
-          asynchronous: bool) -> Any:
+def _events(stream: Any, completions: Any, kwargs: dict[str, Any], open_round: Any) -> Any:
     """Start the turn (errors in the caller's kwargs raise now, not at the first chunk) and return the
-    streaming loop (`streaming.stream_rounds` or `astream_rounds`) that fills `stream.toolsearch`."""
-    adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
-    kwargs, include = _stream_kwargs(kwargs)
-    run_tools = (completions._w._arun_tools if asynchronous else completions._w._run_tools)(session)
-    return rounds(adapter, flow, open_round, run_tools, _accumulators(adapter, include), kwargs=kwargs,
-                  session=session, on_end=lambda report: setattr(stream, "toolsearch", report))
+    streaming loop (`Endpoint.stream_events`) that fills `stream.toolsearch`."""
+    turn = completions.begin(clean_kwargs(kwargs))
+    turn.kwargs, include = _stream_kwargs(turn.kwargs)
+    return completions.stream_events(turn, open_round, _accumulators(turn.adapter, include),
+                                     on_end=lambda report: setattr(stream, "toolsearch", report))
 
 
 class _Response:
@@ -197,10 +194,10 @@ class ChatStream:
         stream = cls()
 
         def open_round(request: dict[str, Any]) -> Any:
-            stream._current = completions._sdk.create(**request, stream=True)
+            stream._current = completions.sdk.create(**request, stream=True)
             return stream._current
 
-        stream._iterator = _loop(stream, completions, kwargs, open_round, stream_rounds, asynchronous=False)
+        stream._iterator = _events(stream, completions, kwargs, open_round)
         return stream
 
     def __iter__(self) -> Any:
@@ -231,14 +228,14 @@ class AsyncChatStream:
         self.response = _Response(self)
 
     @classmethod
-    async def open(cls, completions: Any, kwargs: dict[str, Any]) -> AsyncChatStream:
+    def open(cls, completions: Any, kwargs: dict[str, Any]) -> AsyncChatStream:
         stream = cls()
 
         async def open_round(request: dict[str, Any]) -> Any:
-            stream._current = await completions._sdk.create(**request, stream=True)
+            stream._current = await completions.sdk.create(**request, stream=True)
             return stream._current
 
-        stream._iterator = _loop(stream, completions, kwargs, open_round, astream_rounds, asynchronous=True)
+        stream._iterator = _events(stream, completions, kwargs, open_round)
         return stream
 
     def __aiter__(self) -> Any:

@@ -10,6 +10,8 @@ A provider folder (`openai_chat/`, `openai_responses/`, `anthropic/`) uses only 
 - `Endpoint` / `AsyncEndpoint`: a provider writes `sdk`, `begin(kwargs) -> Turn` and
   `open_stream(kwargs)`; `create`, `run`, `stream_events`, `with_raw_response` and
   `with_streaming_response` come from here.
+- `TurnStream` / `AsyncTurnStream` (see `streaming.py`, re-exported): what `create(stream=True)` returns;
+  a provider writes `events(kwargs)` once (a `TurnStreamBase` subclass) and mixes it into both.
 - `Adapter` (see `driver.py`) and `RoundAccumulator` (see `streaming.py`), complete: re-exported here
   so a new provider finds every member it must write in one place.
 - `PROVIDERS`: one `Provider` row per client family; `provider_for(client)` picks the row.
@@ -31,10 +33,18 @@ from ..options import InterceptorOptions
 from ..report import Report
 from ..session import Session
 from ..setup import make_reminder, run_calls, run_calls_async, session_context
-from ..streaming import RoundAccumulator, astream_rounds, stream_rounds
+from ..streaming import (
+    AsyncTurnStream,
+    RoundAccumulator,
+    StreamResponse,
+    TurnStream,
+    TurnStreamBase,
+    astream_rounds,
+    stream_rounds,
+)
 
-__all__ = ["PROVIDERS", "Adapter", "AsyncEndpoint", "Endpoint", "Provider", "RoundAccumulator", "Turn",
-           "Wrapper", "provider_for"]
+__all__ = ["PROVIDERS", "Adapter", "AsyncEndpoint", "AsyncTurnStream", "Endpoint", "Provider", "RoundAccumulator",
+           "StreamResponse", "Turn", "TurnStream", "TurnStreamBase", "Wrapper", "provider_for"]
 
 
 class Wrapper:

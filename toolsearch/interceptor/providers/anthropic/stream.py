@@ -39,7 +39,8 @@ from anthropic.lib.streaming import MessageStream as _Stream
 from anthropic.lib.streaming import MessageStreamManager as _Manager
 
 from ...core import ModelReply
-from ...report import Report, Usage
+from ...report import Usage
+from ...streaming import AsyncTurnStream, TurnStream, TurnStreamBase
 from .adapter import set_usage
 
 __all__ = ["AsyncEventStream", "AsyncMessageStream", "AsyncMessageStreamManager", "EventStream", "MessageStream",
@@ -154,99 +155,39 @@ def _stop() -> Any:
     return RawMessageStopEvent.construct(type="message_stop")
 
 
-class _Base:
-    def __init__(self, messages: Any, kwargs: dict[str, Any]):
-        self._messages = messages
-        self._sdk_stream: Any = None
-        self.toolsearch: Report | None = None
-        # The caller's mistakes raise here, at create(), as they would from the SDK; the first request
-        # goes out when the stream is first read.
-        self._rounds = self._prepare(kwargs)
+class _MessageEvents(TurnStreamBase):
+    """The Messages side of a turn stream: the rounds' events, then one `message_stop`."""
 
     @property
     def response(self) -> Any:
         """The HTTP response of the round being streamed (the SDK stream's `response`)."""
-        return getattr(self._sdk_stream, "response", None)
+        return getattr(self.current, "response", None)
 
-    def _open(self, request: dict[str, Any]) -> Any:
-        """Open one round's SDK stream (async in `AsyncEventStream`)."""
-        raise NotImplementedError
-
-    def _ended(self, report: Report) -> None:
-        self.toolsearch = report
-
-    def _prepare(self, kwargs: dict[str, Any]) -> Any:
-        turn = self._messages.begin(kwargs)
+    def events(self, kwargs: dict[str, Any]) -> Any:
+        turn = self.endpoint.begin(kwargs)
         numbering = Numbering()
-        return self._messages.stream_events(turn, self._open, lambda: Round(numbering, turn.adapter),
-                                            on_end=self._ended)
+        rounds = self.endpoint.stream_events(turn, self.open_round, lambda: Round(numbering, turn.adapter),
+                                             on_end=self.ended)
+        return (_athen_stop if self.endpoint.is_async else _then_stop)(rounds)
 
 
-class EventStream(_Base):
+def _then_stop(rounds: Iterator[Any]) -> Iterator[Any]:
+    yield from rounds
+    yield _stop()
+
+
+async def _athen_stop(rounds: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for event in rounds:
+        yield event
+    yield _stop()
+
+
+class EventStream(_MessageEvents, TurnStream):
     """`messages.create(stream=True)` through toolsearch (sync)."""
 
-    def __init__(self, messages: Any, kwargs: dict[str, Any]):
-        super().__init__(messages, kwargs)
-        self._iterator = self._run()
 
-    def __iter__(self) -> Iterator[Any]:
-        return self._iterator
-
-    def __next__(self) -> Any:
-        return next(self._iterator)
-
-    def __enter__(self) -> EventStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._iterator.close()
-        if self._sdk_stream is not None:
-            self._sdk_stream.close()
-
-    def _open(self, request: dict[str, Any]) -> Any:
-        self._sdk_stream = self._messages.sdk.create(**request, stream=True)
-        return self._sdk_stream
-
-    def _run(self) -> Iterator[Any]:
-        yield from self._rounds
-        yield _stop()
-
-
-class AsyncEventStream(_Base):
+class AsyncEventStream(_MessageEvents, AsyncTurnStream):
     """`await messages.create(stream=True)` through toolsearch (async)."""
-
-    def __init__(self, messages: Any, kwargs: dict[str, Any]):
-        super().__init__(messages, kwargs)
-        self._iterator = self._run()
-
-    def __aiter__(self) -> AsyncIterator[Any]:
-        return self._iterator
-
-    async def __anext__(self) -> Any:
-        return await self._iterator.__anext__()
-
-    async def __aenter__(self) -> AsyncEventStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._iterator.aclose()
-        if self._sdk_stream is not None:
-            await self._sdk_stream.close()
-
-    async def _open(self, request: dict[str, Any]) -> Any:
-        self._sdk_stream = await self._messages.sdk.create(**request, stream=True)
-        return self._sdk_stream
-
-    async def _run(self) -> AsyncIterator[Any]:
-        async for event in self._rounds:
-            yield event
-        yield _stop()
 
 
 # -- messages.stream(...): the SDK's manager and MessageStream over EventStream -----------------------

@@ -86,7 +86,7 @@ class Completions(Endpoint):
     def open_stream(self, kwargs: dict[str, Any]) -> Any:
         from .stream import AsyncChatStream, ChatStream
 
-        return (AsyncChatStream if self.is_async else ChatStream).open(self, kwargs)
+        return (AsyncChatStream if self.is_async else ChatStream)(self, kwargs)
 
     def raw_result(self, raw: Any, final: Any) -> Any:
         from ...raw import RawResult

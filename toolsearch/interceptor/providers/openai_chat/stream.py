@@ -1,4 +1,4 @@
-"""Chat Completions streaming and raw-response views over the turn flow.
+"""Chat Completions streaming over the turn flow.
 
 - `ChatAccumulator` implements `streaming.RoundAccumulator` for `ChatCompletionChunk`s with openai's own
   `ChatCompletionStreamState` (so a round's reply is exactly what openai would have assembled).
@@ -16,6 +16,7 @@ from typing import Any
 
 from ...core import model_error
 from ...report import Usage
+from ...streaming import AsyncTurnStream, StreamResponse, TurnStream, TurnStreamBase
 from .shapes import chat_usage, clean_kwargs
 
 __all__ = ["AsyncChatStream", "ChatAccumulator", "ChatStream"]
@@ -152,105 +153,24 @@ def _stream_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return kwargs, include
 
 
-def _events(stream: Any, completions: Any, kwargs: dict[str, Any], open_round: Any) -> Any:
-    """Start the turn (errors in the caller's kwargs raise now, not at the first chunk) and return the
-    streaming loop (`Endpoint.stream_events`) that fills `stream.toolsearch`."""
-    turn = completions.begin(clean_kwargs(kwargs))
-    turn.kwargs, include = _stream_kwargs(turn.kwargs)
-    return completions.stream_events(turn, open_round, _accumulators(turn.adapter, include),
-                                     on_end=lambda report: setattr(stream, "toolsearch", report))
+class _ChatEvents(TurnStreamBase):
+    """The Chat side of a turn stream; `.response` as openai's `Stream` has it (so
+    `chat.completions.stream()`'s manager can wrap it)."""
+
+    @property
+    def response(self) -> StreamResponse:
+        return StreamResponse(self)
+
+    def events(self, kwargs: dict[str, Any]) -> Any:
+        turn = self.endpoint.begin(clean_kwargs(kwargs))
+        turn.kwargs, include = _stream_kwargs(turn.kwargs)
+        return self.endpoint.stream_events(turn, self.open_round, _accumulators(turn.adapter, include),
+                                           on_end=self.ended)
 
 
-class _Response:
-    """`.response` of our streams: `close()` ends the whole stream; the rest is the current round's."""
-
-    def __init__(self, stream: Any):
-        self._stream = stream
-
-    def close(self) -> None:
-        self._stream.close()
-
-    async def aclose(self) -> None:
-        await self._stream.close()
-
-    def __getattr__(self, name: str) -> Any:
-        current = self._stream._current
-        if current is None:
-            raise AttributeError(name)
-        return getattr(current.response, name)
-
-
-class ChatStream:
+class ChatStream(_ChatEvents, TurnStream):
     """What `create(stream=True)` returns (sync)."""
 
-    def __init__(self) -> None:
-        self.toolsearch = None
-        self._current: Any = None
-        self._iterator: Any = iter(())
-        self.response = _Response(self)
 
-    @classmethod
-    def open(cls, completions: Any, kwargs: dict[str, Any]) -> ChatStream:
-        stream = cls()
-
-        def open_round(request: dict[str, Any]) -> Any:
-            stream._current = completions.sdk.create(**request, stream=True)
-            return stream._current
-
-        stream._iterator = _events(stream, completions, kwargs, open_round)
-        return stream
-
-    def __iter__(self) -> Any:
-        return self
-
-    def __next__(self) -> Any:
-        return next(self._iterator)
-
-    def __enter__(self) -> ChatStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._iterator.close()
-        if self._current is not None:
-            self._current.close()
-
-
-class AsyncChatStream:
+class AsyncChatStream(_ChatEvents, AsyncTurnStream):
     """What `await create(stream=True)` returns (async)."""
-
-    def __init__(self) -> None:
-        self.toolsearch = None
-        self._current: Any = None
-        self._iterator: Any = None
-        self.response = _Response(self)
-
-    @classmethod
-    def open(cls, completions: Any, kwargs: dict[str, Any]) -> AsyncChatStream:
-        stream = cls()
-
-        async def open_round(request: dict[str, Any]) -> Any:
-            stream._current = await completions.sdk.create(**request, stream=True)
-            return stream._current
-
-        stream._iterator = _events(stream, completions, kwargs, open_round)
-        return stream
-
-    def __aiter__(self) -> Any:
-        return self
-
-    async def __anext__(self) -> Any:
-        return await self._iterator.__anext__()
-
-    async def __aenter__(self) -> AsyncChatStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._iterator.aclose()
-        if self._current is not None:
-            await self._current.close()

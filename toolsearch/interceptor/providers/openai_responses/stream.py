@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...streaming import AsyncTurnStream, StreamResponse, TurnStream, TurnStreamBase
+
 __all__ = ["RoundAccumulator", "keep_report", "open_stream"]
 
 
@@ -141,7 +143,7 @@ class _Shared:
         if self.exposed_id and self.exposed_id != final.id:
             self.adapter.chain.alias(self.exposed_id, final.id)
             final.id = self.exposed_id
-        self.holder.report = report
+        self.holder.toolsearch = report
         event = ResponseCompletedEvent(type="response.completed", sequence_number=self.seq, response=final)
         self.seq += 1
         return event
@@ -174,82 +176,34 @@ class RoundAccumulator:
         return self.s.completed()  # the one closing event carries the summed usage
 
 
-def _events(api: Any, kwargs: dict[str, Any], holder: Any) -> Any:
-    """The caller's event generator of one streamed create (`Endpoint.stream_events`: the one streaming
-    loop of every API)."""
-    turn = api.begin(kwargs)
-    shared = _Shared(turn.adapter, turn.session, holder)
-    return api.stream_events(turn, lambda request: api.sdk.create(**request, stream=True),
-                             lambda: RoundAccumulator(shared))
+class _ResponsesEvents(TurnStreamBase):
+    """The Responses side of a turn stream: iterate `ResponseStreamEvent`s; `with` closes it; `.report`
+    (also `.toolsearch`) is the toolsearch report once the stream has ended."""
+
+    @property
+    def report(self) -> Any:
+        return self.toolsearch
+
+    @property
+    def response(self) -> StreamResponse:
+        """Stands in for the httpx response the SDK's stream manager closes."""
+        return StreamResponse(self)
+
+    def events(self, kwargs: dict[str, Any]) -> Any:
+        turn = self.endpoint.begin(kwargs)
+        shared = _Shared(turn.adapter, turn.session, self)
+        return self.endpoint.stream_events(turn, self.open_round, lambda: RoundAccumulator(shared))
+
+    def ended(self, report: Any) -> None:
+        pass  # `response.completed` has set the report (with the eviction's cache break named)
 
 
-class _Response:
-    """Stands in for the httpx response the SDK's stream manager closes."""
-
-    def __init__(self, gen: Any):
-        self._gen = gen
-
-    def close(self) -> None:
-        self._gen.close()
+class ToolSearchStream(_ResponsesEvents, TurnStream):
+    """What `create(stream=True)` returns (sync)."""
 
 
-class ToolSearchStream:
-    """What `create(stream=True)` returns: iterate `ResponseStreamEvent`s; `with` closes it;
-    `.report` is the toolsearch report once the stream has ended."""
-
-    report: Any = None
-
-    def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _events(api, dict(kwargs), self)
-        self.response = _Response(self._gen)
-
-    def __iter__(self):
-        return self._gen
-
-    def __next__(self) -> Any:
-        return next(self._gen)
-
-    def __enter__(self) -> ToolSearchStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._gen.close()
-
-
-class _AsyncResponse:
-    def __init__(self, gen: Any):
-        self._gen = gen
-
-    async def aclose(self) -> None:
-        await self._gen.aclose()
-
-    close = aclose
-
-
-class AsyncToolSearchStream:
-    report: Any = None
-
-    def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _events(api, dict(kwargs), self)
-        self.response = _AsyncResponse(self._gen)
-
-    def __aiter__(self):
-        return self._gen
-
-    async def __anext__(self) -> Any:
-        return await self._gen.__anext__()
-
-    async def __aenter__(self) -> AsyncToolSearchStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._gen.aclose()
+class AsyncToolSearchStream(_ResponsesEvents, AsyncTurnStream):
+    """What `await create(stream=True)` returns (async)."""
 
 
 def open_stream(api: Any, kwargs: dict[str, Any]) -> ToolSearchStream | AsyncToolSearchStream:

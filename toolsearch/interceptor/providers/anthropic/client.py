@@ -40,13 +40,13 @@ class ToolSearchAnthropic(Wrapper):
 
     @property
     def beta(self) -> Any:
-        return _Beta(self._client.beta)
+        return _Beta(self.client.beta)
 
     @property
     def native(self) -> bool:
         """Whether found tools travel as `tool_reference`s (see `search_mode`)."""
         mode = self.options.search_mode  # "inline" and "function" both mean schemas in `tools`
-        return mode == "native" or (mode == "auto" and is_anthropic_host(self._client.base_url))
+        return mode == "native" or (mode == "auto" and is_anthropic_host(self.client.base_url))
 
 
 class AsyncToolSearchAnthropic(ToolSearchAnthropic):

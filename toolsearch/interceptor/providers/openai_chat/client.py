@@ -45,7 +45,7 @@ class ToolSearchOpenAI(Wrapper):
     def __getattr__(self, name: str) -> Any:
         if name in _REFUSED:
             raise ConfigError(_REFUSED[name])
-        return getattr(self._client, name)
+        return getattr(self.client, name)
 
 
 class AsyncToolSearchOpenAI(ToolSearchOpenAI):

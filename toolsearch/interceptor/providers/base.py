@@ -30,6 +30,7 @@ from ..._errors import ConfigError
 from ...catalog.hits import Retriever
 from ..driver import Adapter, adrive, drive
 from ..options import InterceptorOptions
+from ..raw import RawView
 from ..report import Report
 from ..session import Session
 from ..setup import make_reminder, run_calls, run_calls_async, session_context
@@ -198,15 +199,11 @@ class Endpoint:
                     kwargs=turn.kwargs, session=turn.session, on_end=on_end)
 
     @property
-    def with_raw_response(self) -> Any:
-        from ..raw import RawView
-
+    def with_raw_response(self) -> RawView:
         return RawView(self, "with_raw_response")
 
     @property
-    def with_streaming_response(self) -> Any:
-        from ..raw import RawView
-
+    def with_streaming_response(self) -> RawView:
         return RawView(self, "with_streaming_response")
 
 

@@ -20,7 +20,7 @@ event types, e.g. Chat's `ChatCompletionChunk`s via openai's own `ChatCompletion
         None.
     direct(outcome) -> list[event]
         Instead of `visible` when the agent loop ended on `return_direct` tools: the events of an
-        answer whose text is `outcome.direct` (see `providers/direct.py`).
+        answer whose text is `outcome.direct`, in the API's own shape.
 
 `stream_rounds` / `astream_rounds` are the loops (sync / async generators of caller events). Their
 `open_round(request_kwargs)` returns the SDK stream of one request (a context manager that is iterable);

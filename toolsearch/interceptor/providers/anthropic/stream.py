@@ -114,10 +114,8 @@ class Round:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer: one text block after the forwarded ones (held calls dropped)."""
-        from ..direct import anthropic_direct_events
-
         number, self.n.next = self.n.next, self.n.next + 1
-        return anthropic_direct_events(outcome.direct, number)
+        return _direct_events(outcome.direct, number)
 
     def usage_event(self, total: Usage) -> Any:
         """The one `message_delta`: the final stop reason and the usage summed over every round (the
@@ -135,6 +133,19 @@ class Round:
             delta=Delta.construct(stop_reason=stop, stop_sequence=self.message.stop_sequence),
             usage=_delta_usage(usage),
         )
+
+
+def _direct_events(text: str, index: int) -> list[Any]:
+    """`return_direct` streamed: one text block at content index `index`: start, one delta, stop."""
+    from anthropic.types import RawContentBlockDeltaEvent, RawContentBlockStartEvent, RawContentBlockStopEvent
+    from anthropic.types import TextBlock, TextDelta
+
+    return [
+        RawContentBlockStartEvent(type="content_block_start", index=index,
+                                  content_block=TextBlock(type="text", text="")),
+        RawContentBlockDeltaEvent(type="content_block_delta", index=index, delta=TextDelta(type="text_delta", text=text)),
+        RawContentBlockStopEvent(type="content_block_stop", index=index),
+    ]
 
 
 def _renumber(event: Any, index: int) -> Any:

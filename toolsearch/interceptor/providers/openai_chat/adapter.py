@@ -20,6 +20,7 @@ from ...._errors import ConfigError
 from ...core import AskModel, Forced, ModelReply, Outcome, TurnInput, model_error
 from .shapes import (
     chat_usage,
+    direct_answer,
     exported,
     forced_name,
     get,
@@ -138,9 +139,7 @@ class ChatAdapter:
             if not kept and choice.finish_reason == "tool_calls":
                 choice.finish_reason = "stop"
         if outcome.direct is not None:  # return_direct: the tools' results are the answer
-            from ..direct import chat_direct
-
-            chat_direct(response, outcome.direct)
+            direct_answer(response, outcome.direct)
         if report.model_calls > 1:
             response.usage = chat_usage(report.usage)
         response.toolsearch = report  # type: ignore[attr-defined]

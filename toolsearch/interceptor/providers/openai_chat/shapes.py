@@ -14,8 +14,8 @@ from ....catalog.model import Tool
 from ...core import ModelReply, ToolCall, model_error
 from ...report import Usage
 
-__all__ = ["chat_usage", "clean_kwargs", "exported", "forced_name", "get", "plain_message", "tool_calls",
-           "tool_name", "usage_of", "user_text", "wire_message"]
+__all__ = ["chat_usage", "clean_kwargs", "direct_answer", "direct_chunks", "exported", "forced_name", "get",
+           "plain_message", "tool_calls", "tool_name", "usage_of", "user_text", "wire_message"]
 
 _EXPORTS: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
 _SDK_ONLY = ("parsed",)  # client-side parse results: never part of the wire message
@@ -145,3 +145,25 @@ def user_text(message: Any) -> str | None:
     if isinstance(content, list):  # content parts: keep the text ones
         return " ".join(str(get(p, "text", "")) for p in content if get(p, "type") == "text") or None
     return None
+
+
+def direct_answer(response: Any, text: str) -> None:
+    """`return_direct`: the completion's message becomes the tools' results as the answer (no calls,
+    finish_reason "stop")."""
+    choice = response.choices[0]
+    choice.message.content = text
+    choice.message.tool_calls = None
+    choice.finish_reason = "stop"
+
+
+def direct_chunks(template: Any, text: str, *, role: bool) -> list[Any]:
+    """`return_direct` streamed: a content chunk (with the role if none went out yet) and the closing
+    "stop" chunk, modelled on `template` (a chunk of the round: id, model, created)."""
+    from openai.types.chat.chat_completion_chunk import Choice, ChoiceDelta
+
+    def chunk(delta: Any, finish: Any) -> Any:
+        return template.model_copy(update={"choices": [Choice(index=0, delta=delta, finish_reason=finish)],
+                                           "usage": None})
+
+    return [chunk(ChoiceDelta(content=text, role="assistant" if role else None), None),
+            chunk(ChoiceDelta(), "stop")]

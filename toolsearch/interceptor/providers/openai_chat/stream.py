@@ -17,7 +17,7 @@ from typing import Any
 from ...core import model_error
 from ...report import Usage
 from ...streaming import AsyncTurnStream, StreamResponse, TurnStream, TurnStreamBase
-from .shapes import chat_usage, clean_kwargs
+from .shapes import chat_usage, clean_kwargs, direct_chunks
 
 __all__ = ["AsyncChatStream", "ChatAccumulator", "ChatStream"]
 
@@ -46,9 +46,7 @@ class ChatAccumulator:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer: a content chunk and a "stop" chunk (the round's calls dropped)."""
-        from ..direct import chat_direct_chunks
-
-        return chat_direct_chunks(self.last, outcome.direct, role=not self.said["role"])
+        return direct_chunks(self.last, outcome.direct, role=not self.said["role"])
 
     def _feed(self, chunk: Any) -> list[Any]:
         self.last = chunk

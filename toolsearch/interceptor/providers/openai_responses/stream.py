@@ -121,12 +121,12 @@ class _Shared:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer message's events (the round's held calls are not sent)."""
-        from ..direct import responses_direct_events
+        from .shapes import direct_events
 
         self.drop = outcome.drop_call_ids
         out = self._commit()
         position, self.next_index = self.next_index, self.next_index + 1
-        events, item = responses_direct_events(outcome.direct, position)
+        events, item = direct_events(outcome.direct, position)
         self.direct_answer = (outcome, item)
         return out + [self._emit(e, position) for e in events]
 
@@ -137,9 +137,7 @@ class _Shared:
         report = self.adapter.with_cache_break(self.session.last_report, self.session)
         final = self.adapter.settle(self.response, self.drop, report)
         if self.direct_answer is not None:
-            from ..direct import responses_direct
-
-            responses_direct(self.adapter, final, *self.direct_answer)
+            self.adapter.answer_directly(final, *self.direct_answer)
         if self.exposed_id and self.exposed_id != final.id:
             self.adapter.chain.alias(self.exposed_id, final.id)
             final.id = self.exposed_id

@@ -59,7 +59,7 @@ def measure(*, size: int = 1000, turns: int = 40, repeats: int = 9) -> dict[str,
         for name, options in variants.items():
             driver.publish_turn = (lambda session, recorder: None) if name == "removed" else real_publish
             try:
-                wrapper = SimpleNamespace(options=options, _reminder=lambda: None)
+                wrapper = SimpleNamespace(options=options, reminder=lambda: None)
                 _wall, cpu = _play(Session(options, id=f"{name}-{number}"), retriever, wrapper, texts, hits, catalog)
             finally:
                 driver.publish_turn = real_publish

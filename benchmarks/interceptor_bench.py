@@ -73,7 +73,7 @@ def overhead(*, size: int, turns: int) -> dict[str, Any]:
     retriever = _FixedRetriever(catalog, hits)
     count_tokens("warm up")  # the tokenizer loads once per process (at wrap() for async clients)
     options = InterceptorOptions()
-    wrapper = SimpleNamespace(options=options, _reminder=lambda: None)
+    wrapper = SimpleNamespace(options=options, reminder=lambda: None)
     out: dict[str, Any] = {"catalog_tools": size, "turns": len(texts)}
     out["load_average"] = os.getloadavg()[0]
     for phase in ("cold", "warm"):  # cold: every loaded tool is token-counted for the first time
@@ -96,7 +96,8 @@ def _play(session: Any, retriever: Any, wrapper: Any, texts: list[str], hits: di
     shared machine the wall clock also counts the time slices other processes took."""
     from toolsearch.interceptor.core import turn_flow
     from toolsearch.interceptor.driver import drive
-    from toolsearch.interceptor.providers.openai_chat import ChatAdapter, clean_kwargs
+    from toolsearch.interceptor.providers.openai_chat.adapter import ChatAdapter
+    from toolsearch.interceptor.providers.openai_chat.shapes import clean_kwargs
 
     wall: list[float] = []
     cpu: list[float] = []

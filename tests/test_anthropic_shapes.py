@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolsearch.interceptor.providers.anthropic_shapes import (
+from toolsearch.interceptor.providers.anthropic.shapes import (
     CallerChoice,
     block_dicts,
     called_names,

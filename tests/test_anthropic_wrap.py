@@ -363,8 +363,8 @@ def test_nothing_imports_anthropic_unless_the_client_is_one():
     import sys
 
     code = ("import sys, toolsearch, toolsearch.testing, toolsearch.interceptor.wrap, openai\n"
-            "from toolsearch.interceptor.wrap import _is_anthropic\n"
-            "assert not _is_anthropic(openai.OpenAI(api_key='k'))\n"
+            "from toolsearch.interceptor.providers.base import provider_for\n"
+            "assert provider_for(openai.OpenAI(api_key='k'))[0].name == 'openai'\n"
             "assert 'anthropic' not in sys.modules, 'anthropic was imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -6,7 +6,7 @@ import pytest
 
 from toolsearch import Tool
 from toolsearch.interceptor.core import SearchAnswer
-from toolsearch.interceptor.providers import openai_responses_shapes as shapes
+from toolsearch.interceptor.providers.openai_responses import shapes
 from toolsearch.interceptor.report import Usage
 
 

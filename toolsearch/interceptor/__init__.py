@@ -3,8 +3,9 @@ matched tools' schemas into the next request, bounded by a per-session LRU loado
 
 Modules: `options` (validated knobs), `meta_tool` (schema and short answers), `loadout` (LRU with count
 and token budgets), `session` (one per conversation), `core` (the provider-free turn logic, a generator),
-`driver` (the sync/async loops), `streaming` (the streaming loops), `wrap` (client-type dispatch),
-`providers.openai_chat` (the Chat Completions adapter), `setup` (wiring checks, executor glue), `report`.
+`driver` (the sync/async loops), `streaming` (the streaming loops), `wrap` (the provider registry's
+dispatch), `providers/` (one folder per API: `openai_chat`, `openai_responses`, `anthropic`), `raw` (the
+raw-response views of every provider), `setup` (wiring checks, executor glue), `report`.
 """
 
 from .core import turn_flow

@@ -23,13 +23,27 @@ __all__ = ["Adapter", "adrive", "close_turn", "drive"]
 
 
 class Adapter(Protocol):
-    def turn_input(self, kwargs: dict[str, Any]) -> TurnInput: ...
+    """One API mapped onto the core (every member the driver and the streaming loops use)."""
 
-    def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]: ...
+    def turn_input(self, kwargs: dict[str, Any]) -> TurnInput:
+        """The caller's kwargs (checked: a mistake raises ConfigError) as the core's `TurnInput`."""
+        ...
 
-    def reply(self, response: Any) -> ModelReply: ...
+    def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]:
+        """The SDK kwargs of one request for the core's `AskModel`."""
+        ...
 
-    def finish(self, response: Any, outcome: Outcome) -> Any: ...
+    def reply(self, response: Any) -> ModelReply:
+        """One SDK response as the core's `ModelReply` (a malformed one raises `model_error`)."""
+        ...
+
+    def finish(self, response: Any, outcome: Outcome) -> Any:
+        """The caller's result: the last response with hidden calls removed, usage summed, `.toolsearch`."""
+        ...
+
+    def transcript(self, exchanges: Any) -> list[Any]:
+        """The hidden exchanges in this API's own history shape (the report's `messages`)."""
+        ...
 
 
 def close_turn(session: Session, outcome: Outcome) -> None:

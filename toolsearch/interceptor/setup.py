@@ -8,7 +8,6 @@ touches the `Executor`; `make_reminder` the only place it touches the todo skill
 from __future__ import annotations
 
 import difflib
-import inspect
 from typing import Any
 
 from .._errors import ConfigError
@@ -20,13 +19,9 @@ from .session import Session
 __all__ = ["check_setup", "make_reminder", "run_calls", "run_calls_async", "session_context"]
 
 
-def check_setup(client: Any, searcher: Any, options: InterceptorOptions, executor: Any) -> bool:
-    """Validate the wiring; returns whether `client` is async."""
-    create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
-    if create is None:
-        raise ConfigError(
-            f"wrap() needs an openai.OpenAI or openai.AsyncOpenAI client, got {type(client).__name__}"
-        )
+def check_setup(searcher: Any, options: InterceptorOptions, executor: Any) -> None:
+    """Validate the wiring of any provider's wrapper (the client itself is recognised by the provider
+    registry, `providers/base.py`)."""
     if not isinstance(searcher, Retriever):
         raise ConfigError(
             f"wrap() needs a searcher with .catalog and .search(query, k), got "
@@ -58,19 +53,6 @@ def check_setup(client: Any, searcher: Any, options: InterceptorOptions, executo
         raise ConfigError(
             f"executor must be a toolsearch Executor (with run_many/arun_many), got {type(executor).__name__}"
         )
-    return _is_async(client, create)
-
-
-def _is_async(client: Any, create: Any) -> bool:
-    try:
-        from openai import AsyncOpenAI, OpenAI
-    except ImportError:  # pragma: no cover - openai is a dependency
-        return inspect.iscoroutinefunction(create)
-    if isinstance(client, AsyncOpenAI):
-        return True
-    if isinstance(client, OpenAI):
-        return False
-    return inspect.iscoroutinefunction(create)
 
 
 def _context(executor: Any, session: Session) -> Any:

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._errors import ConfigError
-from ...catalog.export import export_tool
-from ...catalog.model import Tool
-from ..core import AskModel, Exchange, ModelReply, Outcome, SearchAnswer, ToolCall, TurnInput, model_error
-from ..report import Usage
-from .anthropic_shapes import (
+from ...._errors import ConfigError
+from ....catalog.export import export_tool
+from ....catalog.model import Tool
+from ...core import AskModel, Exchange, ModelReply, Outcome, SearchAnswer, ToolCall, TurnInput, model_error
+from ...report import Usage
+from .shapes import (
     CallerChoice,
     arguments_text,
     block_dicts,
@@ -150,9 +150,7 @@ class AnthropicAdapter:
             if response.stop_reason == "tool_use" and not any(b.type == "tool_use" for b in response.content):
                 response.stop_reason = "end_turn"
         if outcome.direct is not None:  # return_direct: the tools' results are the answer
-            from .direct import anthropic_direct
-
-            anthropic_direct(response, outcome.direct)
+            _direct_answer(response, outcome.direct)
         if report.model_calls > 1:
             set_usage(response.usage, report.usage)
         response.toolsearch = report
@@ -217,6 +215,14 @@ def _role(message: Any) -> Any:
 def _content(message: Any) -> list[Any]:
     content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", None)
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
+
+
+def _direct_answer(message: Any, text: str) -> None:
+    """`return_direct`: the message's content becomes one text block, stop_reason "end_turn"."""
+    from anthropic.types import TextBlock
+
+    message.content = [TextBlock(type="text", text=text)]
+    message.stop_reason = "end_turn"
 
 
 def to_usage(usage: Any) -> Usage:

@@ -14,12 +14,13 @@ derived from a history (`loaded_names`): every function named in a `tool_search_
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ...catalog.model import Tool
-from ..core import SearchAnswer, ToolCall
-from ..report import Usage
+from ....catalog.model import Tool
+from ...core import SearchAnswer, ToolCall
+from ...report import Usage
 
 __all__ = [
     "NATIVE_MODEL_PREFIXES",
@@ -247,3 +248,43 @@ def user_text(item: Any) -> str | None:
     if isinstance(content, list):
         return " ".join(str(get(p, "text", "")) for p in content if get(p, "type") in ("input_text", "text")) or None
     return None
+
+
+def direct_message(text: str, *, done: bool = True, item_id: str | None = None) -> Any:
+    """`return_direct`: the answer as one assistant message item (in progress: no content yet)."""
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+    return ResponseOutputMessage(
+        id=item_id or f"msg_ts_{uuid.uuid4().hex}", type="message", role="assistant",
+        status="completed" if done else "in_progress",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])] if done else [])
+
+
+def direct_events(text: str, position: int) -> tuple[list[Any], Any]:
+    """`return_direct` streamed: the events of one answer message at output index `position`
+    (sequence numbers are set by the caller), and the finished item."""
+    from openai.types.responses import (
+        ResponseContentPartAddedEvent,
+        ResponseContentPartDoneEvent,
+        ResponseOutputItemAddedEvent,
+        ResponseOutputItemDoneEvent,
+        ResponseOutputText,
+        ResponseTextDeltaEvent,
+        ResponseTextDoneEvent,
+    )
+
+    item_id = f"msg_ts_{uuid.uuid4().hex}"
+    done = direct_message(text, item_id=item_id)
+    common = {"item_id": item_id, "output_index": position, "content_index": 0, "sequence_number": 0}
+    empty, full = (ResponseOutputText(type="output_text", text=t, annotations=[]) for t in ("", text))
+    events = [
+        ResponseOutputItemAddedEvent(type="response.output_item.added", output_index=position, sequence_number=0,
+                                     item=direct_message(text, done=False, item_id=item_id)),
+        ResponseContentPartAddedEvent(type="response.content_part.added", part=empty, **common),
+        ResponseTextDeltaEvent(type="response.output_text.delta", delta=text, logprobs=[], **common),
+        ResponseTextDoneEvent(type="response.output_text.done", text=text, logprobs=[], **common),
+        ResponseContentPartDoneEvent(type="response.content_part.done", part=full, **common),
+        ResponseOutputItemDoneEvent(type="response.output_item.done", output_index=position, sequence_number=0,
+                                    item=done),
+    ]
+    return events, done

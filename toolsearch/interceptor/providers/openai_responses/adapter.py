@@ -33,11 +33,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ..._errors import ConfigError
-from ..core import AskModel, Forced, ModelReply, Outcome, SearchAnswer, ToolOutput, TurnInput, model_error
-from . import openai_responses_shapes as shapes
-from .openai_responses_chain import chain_of
-from .openai_responses_shapes import get, item_dict
+from ...._errors import ConfigError
+from ...core import AskModel, Forced, ModelReply, Outcome, SearchAnswer, ToolOutput, TurnInput, model_error
+from . import shapes
+from .chain import chain_of
+from .shapes import get, item_dict
 
 __all__ = ["ResponsesAdapter"]
 
@@ -102,7 +102,7 @@ class ResponsesAdapter:
             forced=forced,
             required=choice == "required",
             history_tools=tuple(dict.fromkeys([*history, *shapes.loaded_names(items)])),
-            reminder=self.w._reminder(),
+            reminder=self.w.reminder(),
         )
 
     def request(self, kwargs: dict[str, Any], ask: AskModel) -> dict[str, Any]:
@@ -150,10 +150,25 @@ class ResponsesAdapter:
         report = outcome.recorder.build(messages=tuple(self.transcript(outcome.hidden)))
         settled = self.settle(response, outcome.drop_call_ids, self.with_cache_break(report, outcome.recorder))
         if outcome.direct is not None:  # return_direct: the tools' results are the answer
-            from .direct import responses_direct
-
-            responses_direct(self, settled, outcome)
+            self.answer_directly(settled, outcome)
         return settled
+
+    def answer_directly(self, response: Any, outcome: Outcome, message: Any = None) -> None:
+        """`return_direct`: the settled response's output becomes the answer message. With
+        `previous_response_id` chaining, the answers owed to the round's calls are the real results,
+        followed by the answer as an assistant message, so the server-side conversation reads as it
+        happened."""
+        text = outcome.direct or ""
+        message = message if message is not None else shapes.direct_message(text)
+        response.output = [message]
+        owed = self.chain.owed.get(getattr(response, "id", None) or "")
+        if owed is None or not outcome.hidden:
+            return
+        results = {call_id: answer.text for call_id, answer in outcome.hidden[-1].answers}
+        fixed = [{**item, "output": results[item.get("call_id")]} if item.get("type") == "function_call_output"
+                 and item.get("call_id") in results else item for item in owed]
+        fixed.append({"type": "message", "role": "assistant", "content": text})
+        self.chain.owed[response.id] = fixed
 
     def with_cache_break(self, report: Any, holder: Any) -> Any:
         """The report naming the tools an eviction stripped from the replay (kept where `holder`

@@ -1,7 +1,8 @@
 """`wrapped.responses`: the entry points the caller meets, each through the one turn flow.
 
 `create` (plain and `stream=True`), `parse`, `stream`, `with_raw_response.*` and
-`with_streaming_response.*`, sync and async, with the SDK's arguments and return types. Other methods
+`with_streaming_response.*` (`interceptor/raw.py`; `stream=True` there gives the stream from `.parse()`),
+sync and async, with the SDK's arguments and return types. Other methods
 (`retrieve`, `delete`, `cancel`, `input_items`, ...) send no tools and are forwarded.
 
 `search_mode=` may be passed to any of them to override the wrapper's option for one call; it is
@@ -13,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._errors import ConfigError
-from ..core import turn_flow
-from ..driver import adrive, drive
-from .openai_responses import ResponsesAdapter
-from .openai_responses_shapes import supports_native_search
+from ...._errors import ConfigError
+from ...core import turn_flow
+from ..base import AsyncEndpoint, Endpoint, Turn
+from .adapter import ResponsesAdapter
+from .shapes import supports_native_search
 
 __all__ = ["AsyncResponses", "Responses", "resolve_mode", "responses_namespace"]
 
@@ -61,39 +62,28 @@ def resolve_mode(options: Any, kwargs: dict[str, Any]) -> str:
     return mode
 
 
-class Responses:
+class Responses(Endpoint):
     """`wrapped.responses` (sync)."""
 
-    def __init__(self, wrapper: Any):
-        self._w = wrapper
+    raw_streams = True  # with_raw_response.create(stream=True): `.parse()` gives the wrapped stream
 
     @property
-    def _sdk(self) -> Any:
-        return self._w._client.responses
+    def sdk(self) -> Any:
+        return self.wrapper.client.responses
 
-    def __getattr__(self, name: str) -> Any:  # retrieve/delete/cancel/input_items/...: no tools sent
-        return getattr(self._sdk, name)
-
-    def _begin(self, kwargs: dict[str, Any]) -> tuple[ResponsesAdapter, dict[str, Any], Any, Any]:
+    def begin(self, kwargs: dict[str, Any]) -> Turn:
         kwargs = clean_kwargs(kwargs)
-        mode = resolve_mode(self._w.options, kwargs)
-        session = self._w.default_session
-        adapter = ResponsesAdapter(self._w, session, mode)
-        flow = turn_flow(session, self._w.retriever, adapter.turn_input(kwargs))
+        mode = resolve_mode(self.wrapper.options, kwargs)
+        session = self.wrapper.default_session
+        adapter = ResponsesAdapter(self.wrapper, session, mode)
+        flow = turn_flow(session, self.wrapper.retriever, adapter.turn_input(kwargs))
         kwargs.pop("stream", None)
-        return adapter, kwargs, session, flow
+        return Turn(adapter, kwargs, session, flow)
 
-    def create(self, **kwargs: Any) -> Any:
-        if kwargs.get("stream") is True:
-            from .openai_responses_stream import open_stream
+    def open_stream(self, kwargs: dict[str, Any]) -> Any:
+        from .stream import open_stream
 
-            return open_stream(self, kwargs)
-        return self._create(kwargs, self._sdk.create)
-
-    def _create(self, kwargs: dict[str, Any], send: Any) -> Any:
-        adapter, kwargs, session, flow = self._begin(kwargs)
-        return drive(adapter, flow, lambda req: send(**req), self._w._run_tools(session),
-                     kwargs=kwargs, session=session)
+        return open_stream(self, kwargs)
 
     def parse(self, **kwargs: Any) -> Any:
         """`parse()` over the flow: `text_format` shapes the final answer's `parsed`; the caller's
@@ -105,42 +95,13 @@ class Responses:
         """`responses.stream(...)`: openai's own stream manager over our `create(stream=True)`."""
         from openai.lib._response_resources import stream
 
-        from .openai_responses_stream import keep_report
+        from .stream import keep_report
 
         return keep_report(stream(self, **_with_mode(kwargs)))
 
-    @property
-    def with_raw_response(self) -> Any:
-        from .openai_responses_raw import RawResponses
 
-        return RawResponses(self)
-
-    @property
-    def with_streaming_response(self) -> Any:
-        from .openai_responses_raw import StreamingResponses
-
-        return StreamingResponses(self)
-
-
-class AsyncResponses(Responses):
+class AsyncResponses(AsyncEndpoint, Responses):
     """`wrapped.responses` (async): the same flow, awaited."""
-
-    async def create(self, **kwargs: Any) -> Any:  # type: ignore[override]
-        await self._w._ready()
-        if kwargs.get("stream") is True:
-            from .openai_responses_stream import aopen_stream
-
-            return await aopen_stream(self, kwargs)
-        return await self._acreate(kwargs, self._sdk.create)
-
-    async def _acreate(self, kwargs: dict[str, Any], send: Any) -> Any:
-        adapter, kwargs, session, flow = self._begin(kwargs)
-
-        async def request(req: dict[str, Any]) -> Any:
-            return await send(**req)
-
-        return await adrive(adapter, flow, request, self._w._arun_tools(session), kwargs=kwargs,
-                            session=session)
 
     async def parse(self, **kwargs: Any) -> Any:  # type: ignore[override]
         kwargs, finish = _parse_setup(kwargs)
@@ -149,21 +110,9 @@ class AsyncResponses(Responses):
     def stream(self, **kwargs: Any) -> Any:
         from openai.lib._response_resources import async_stream
 
-        from .openai_responses_stream import keep_report
+        from .stream import keep_report
 
         return keep_report(async_stream(self, **_with_mode(kwargs)))
-
-    @property
-    def with_raw_response(self) -> Any:
-        from .openai_responses_raw import AsyncRawResponses
-
-        return AsyncRawResponses(self)
-
-    @property
-    def with_streaming_response(self) -> Any:
-        from .openai_responses_raw import AsyncStreamingResponses
-
-        return AsyncStreamingResponses(self)
 
 
 def _with_mode(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -20,19 +20,31 @@ accumulated with the SDK's own `accumulate_event`, never re-assembled by hand.
 rounds. `EventStream` / `AsyncEventStream` stand in for the SDK's `Stream[RawMessageStreamEvent]` (iteration,
 `close()`, `response`, context manager), so `MessageStream` runs over them unchanged; `.toolsearch` is
 the report once the stream has ended.
+
+`messages.stream(...)` is the SDK's own stream manager and `MessageStream` over `EventStream`
+(`MessageStreamManager` below), so `text_stream`, `get_final_message()`, `get_final_text()` and the helper
+events (`text`, `thinking`, `input_json`, ...) behave exactly as with the plain client; the only addition is
+`.toolsearch` (the report) on the stream and on its final message.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-from ..core import ModelReply
-from ..report import Report, Usage
-from ..streaming import astream_rounds, stream_rounds
-from .anthropic_adapter import set_usage
+from anthropic import NOT_GIVEN
+from anthropic.lib.streaming import AsyncMessageStream as _AsyncStream
+from anthropic.lib.streaming import AsyncMessageStreamManager as _AsyncManager
+from anthropic.lib.streaming import MessageStream as _Stream
+from anthropic.lib.streaming import MessageStreamManager as _Manager
 
-__all__ = ["AsyncEventStream", "EventStream", "Round"]
+from ...core import ModelReply
+from ...report import Usage
+from ...streaming import AsyncTurnStream, TurnStream, TurnStreamBase
+from .adapter import set_usage
+
+__all__ = ["AsyncEventStream", "AsyncMessageStream", "AsyncMessageStreamManager", "EventStream", "MessageStream",
+           "MessageStreamManager", "Round"]
 
 
 class Numbering:
@@ -102,10 +114,8 @@ class Round:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer: one text block after the forwarded ones (held calls dropped)."""
-        from .direct import anthropic_direct_events
-
         number, self.n.next = self.n.next, self.n.next + 1
-        return anthropic_direct_events(outcome.direct, number)
+        return _direct_events(outcome.direct, number)
 
     def usage_event(self, total: Usage) -> Any:
         """The one `message_delta`: the final stop reason and the usage summed over every round (the
@@ -123,6 +133,19 @@ class Round:
             delta=Delta.construct(stop_reason=stop, stop_sequence=self.message.stop_sequence),
             usage=_delta_usage(usage),
         )
+
+
+def _direct_events(text: str, index: int) -> list[Any]:
+    """`return_direct` streamed: one text block at content index `index`: start, one delta, stop."""
+    from anthropic.types import RawContentBlockDeltaEvent, RawContentBlockStartEvent, RawContentBlockStopEvent
+    from anthropic.types import TextBlock, TextDelta
+
+    return [
+        RawContentBlockStartEvent(type="content_block_start", index=index,
+                                  content_block=TextBlock(type="text", text="")),
+        RawContentBlockDeltaEvent(type="content_block_delta", index=index, delta=TextDelta(type="text_delta", text=text)),
+        RawContentBlockStopEvent(type="content_block_stop", index=index),
+    ]
 
 
 def _renumber(event: Any, index: int) -> Any:
@@ -143,95 +166,95 @@ def _stop() -> Any:
     return RawMessageStopEvent.construct(type="message_stop")
 
 
-class _Base:
-    def __init__(self, messages: Any, kwargs: dict[str, Any]):
-        self._messages = messages
-        self._sdk_stream: Any = None
-        self.toolsearch: Report | None = None
-        # The caller's mistakes raise here, at create(), as they would from the SDK; the first request
-        # goes out when the stream is first read.
-        self._parts = self._prepare(kwargs)
+class _MessageEvents(TurnStreamBase):
+    """The Messages side of a turn stream: the rounds' events, then one `message_stop`."""
 
     @property
     def response(self) -> Any:
         """The HTTP response of the round being streamed (the SDK stream's `response`)."""
-        return getattr(self._sdk_stream, "response", None)
+        return getattr(self.current, "response", None)
 
-    def _ended(self, report: Report) -> None:
-        self.toolsearch = report
-
-    def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any], Any, Any, Any]:
-        adapter, kwargs, session, flow = self._messages._begin(kwargs)
+    def events(self, kwargs: dict[str, Any]) -> Any:
+        turn = self.endpoint.begin(kwargs)
         numbering = Numbering()
-        return adapter, kwargs, session, flow, lambda: Round(numbering, adapter)
+        rounds = self.endpoint.stream_events(turn, self.open_round, lambda: Round(numbering, turn.adapter),
+                                             on_end=self.ended)
+        return (_athen_stop if self.endpoint.is_async else _then_stop)(rounds)
 
 
-class EventStream(_Base):
+def _then_stop(rounds: Iterator[Any]) -> Iterator[Any]:
+    yield from rounds
+    yield _stop()
+
+
+async def _athen_stop(rounds: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for event in rounds:
+        yield event
+    yield _stop()
+
+
+class EventStream(_MessageEvents, TurnStream):
     """`messages.create(stream=True)` through toolsearch (sync)."""
 
-    def __init__(self, messages: Any, kwargs: dict[str, Any]):
-        super().__init__(messages, kwargs)
-        self._iterator = self._run()
 
-    def __iter__(self) -> Iterator[Any]:
-        return self._iterator
-
-    def __next__(self) -> Any:
-        return next(self._iterator)
-
-    def __enter__(self) -> EventStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._iterator.close()
-        if self._sdk_stream is not None:
-            self._sdk_stream.close()
-
-    def _open(self, request: dict[str, Any]) -> Any:
-        self._sdk_stream = self._messages._sdk.create(**request, stream=True)
-        return self._sdk_stream
-
-    def _run(self) -> Iterator[Any]:
-        adapter, kwargs, session, flow, new_round = self._parts
-        yield from stream_rounds(adapter, flow, self._open, self._messages._w._run_tools(session), new_round,
-                                 kwargs=kwargs, session=session, on_end=self._ended)
-        yield _stop()
-
-
-class AsyncEventStream(_Base):
+class AsyncEventStream(_MessageEvents, AsyncTurnStream):
     """`await messages.create(stream=True)` through toolsearch (async)."""
 
-    def __init__(self, messages: Any, kwargs: dict[str, Any]):
-        super().__init__(messages, kwargs)
-        self._iterator = self._run()
 
-    def __aiter__(self) -> AsyncIterator[Any]:
-        return self._iterator
+# -- messages.stream(...): the SDK's manager and MessageStream over EventStream -----------------------
 
-    async def __anext__(self) -> Any:
-        return await self._iterator.__anext__()
+class MessageStream(_Stream):
+    @property
+    def toolsearch(self) -> Any:
+        """The report, once the stream has been read to its end (None before)."""
+        return self._raw_stream.toolsearch
 
-    async def __aenter__(self) -> AsyncEventStream:
-        return self
+    def get_final_message(self) -> Any:
+        message = super().get_final_message()
+        message.toolsearch = self.toolsearch
+        return message
+
+
+class AsyncMessageStream(_AsyncStream):
+    @property
+    def toolsearch(self) -> Any:
+        return self._raw_stream.toolsearch
+
+    async def get_final_message(self) -> Any:
+        message = await super().get_final_message()
+        message.toolsearch = self.toolsearch
+        return message
+
+
+class MessageStreamManager(_Manager):
+    """`with wrapped.messages.stream(...) as stream:` (an SDK `MessageStreamManager`)."""
+
+    def __init__(self, open_stream: Callable[[], Any]):
+        super().__init__(open_stream, output_format=NOT_GIVEN)
+        self._open = open_stream
+        self._stream: MessageStream | None = None
+
+    def __enter__(self) -> MessageStream:
+        self._stream = MessageStream(self._open(), output_format=NOT_GIVEN)
+        return self._stream
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stream is not None:
+            self._stream.close()
+
+
+class AsyncMessageStreamManager(_AsyncManager):
+    """`async with wrapped.messages.stream(...) as stream:` (an SDK `AsyncMessageStreamManager`)."""
+
+    def __init__(self, api_request: Awaitable[Any]):
+        super().__init__(api_request, output_format=NOT_GIVEN)  # type: ignore[arg-type]
+        self._pending = api_request  # awaited on enter, as the SDK's manager does
+        self._stream: AsyncMessageStream | None = None
+
+    async def __aenter__(self) -> AsyncMessageStream:
+        self._stream = AsyncMessageStream(await self._pending, output_format=NOT_GIVEN)
+        return self._stream
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._iterator.aclose()
-        if self._sdk_stream is not None:
-            await self._sdk_stream.close()
-
-    async def _open(self, request: dict[str, Any]) -> Any:
-        self._sdk_stream = await self._messages._sdk.create(**request, stream=True)
-        return self._sdk_stream
-
-    async def _run(self) -> AsyncIterator[Any]:
-        adapter, kwargs, session, flow, new_round = self._parts
-        async for event in astream_rounds(adapter, flow, self._open, self._messages._w._arun_tools(session),
-                                          new_round, kwargs=kwargs, session=session, on_end=self._ended):
-            yield event
-        yield _stop()
+        if self._stream is not None:
+            await self._stream.close()

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RoundAccumulator", "aopen_stream", "keep_report", "open_stream"]
+from ...streaming import AsyncTurnStream, StreamResponse, TurnStream, TurnStreamBase
+
+__all__ = ["RoundAccumulator", "keep_report", "open_stream"]
 
 
 class _Shared:
@@ -119,12 +121,12 @@ class _Shared:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer message's events (the round's held calls are not sent)."""
-        from .direct import responses_direct_events
+        from .shapes import direct_events
 
         self.drop = outcome.drop_call_ids
         out = self._commit()
         position, self.next_index = self.next_index, self.next_index + 1
-        events, item = responses_direct_events(outcome.direct, position)
+        events, item = direct_events(outcome.direct, position)
         self.direct_answer = (outcome, item)
         return out + [self._emit(e, position) for e in events]
 
@@ -135,13 +137,11 @@ class _Shared:
         report = self.adapter.with_cache_break(self.session.last_report, self.session)
         final = self.adapter.settle(self.response, self.drop, report)
         if self.direct_answer is not None:
-            from .direct import responses_direct
-
-            responses_direct(self.adapter, final, *self.direct_answer)
+            self.adapter.answer_directly(final, *self.direct_answer)
         if self.exposed_id and self.exposed_id != final.id:
             self.adapter.chain.alias(self.exposed_id, final.id)
             final.id = self.exposed_id
-        self.holder.report = report
+        self.holder.toolsearch = report
         event = ResponseCompletedEvent(type="response.completed", sequence_number=self.seq, response=final)
         self.seq += 1
         return event
@@ -159,7 +159,7 @@ class RoundAccumulator:
 
     def reply(self) -> Any:
         if self.s.response is None:
-            from ..core import model_error
+            from ...core import model_error
 
             raise model_error("the stream ended without a response.completed event")
         return self.s.adapter.reply(self.s.response)
@@ -174,94 +174,39 @@ class RoundAccumulator:
         return self.s.completed()  # the one closing event carries the summed usage
 
 
-def _loop(api: Any, kwargs: dict[str, Any], holder: Any, *, is_async: bool) -> Any:
-    """The caller's event generator of one streamed create, on `streaming.stream_rounds` /
-    `astream_rounds` (the one streaming loop of every API)."""
-    from ..streaming import astream_rounds, stream_rounds
+class _ResponsesEvents(TurnStreamBase):
+    """The Responses side of a turn stream: iterate `ResponseStreamEvent`s; `with` closes it; `.report`
+    (also `.toolsearch`) is the toolsearch report once the stream has ended."""
 
-    adapter, kwargs, session, flow = api._begin(kwargs)
-    shared = _Shared(adapter, session, holder)
-    loop = astream_rounds if is_async else stream_rounds
-    run_tools = api._w._arun_tools(session) if is_async else api._w._run_tools(session)
-    return loop(adapter, flow, lambda req: api._sdk.create(**req, stream=True), run_tools,
-                lambda: RoundAccumulator(shared), kwargs=kwargs, session=session, on_end=lambda report: None)
+    @property
+    def report(self) -> Any:
+        return self.toolsearch
 
+    @property
+    def response(self) -> StreamResponse:
+        """Stands in for the httpx response the SDK's stream manager closes."""
+        return StreamResponse(self)
 
-class _Response:
-    """Stands in for the httpx response the SDK's stream manager closes."""
+    def events(self, kwargs: dict[str, Any]) -> Any:
+        turn = self.endpoint.begin(kwargs)
+        shared = _Shared(turn.adapter, turn.session, self)
+        return self.endpoint.stream_events(turn, self.open_round, lambda: RoundAccumulator(shared))
 
-    def __init__(self, gen: Any):
-        self._gen = gen
-
-    def close(self) -> None:
-        self._gen.close()
-
-
-class ToolSearchStream:
-    """What `create(stream=True)` returns: iterate `ResponseStreamEvent`s; `with` closes it;
-    `.report` is the toolsearch report once the stream has ended."""
-
-    report: Any = None
-
-    def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _loop(api, dict(kwargs), self, is_async=False)
-        self.response = _Response(self._gen)
-
-    def __iter__(self):
-        return self._gen
-
-    def __next__(self) -> Any:
-        return next(self._gen)
-
-    def __enter__(self) -> ToolSearchStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._gen.close()
+    def ended(self, report: Any) -> None:
+        pass  # `response.completed` has set the report (with the eviction's cache break named)
 
 
-class _AsyncResponse:
-    def __init__(self, gen: Any):
-        self._gen = gen
-
-    async def aclose(self) -> None:
-        await self._gen.aclose()
-
-    close = aclose
+class ToolSearchStream(_ResponsesEvents, TurnStream):
+    """What `create(stream=True)` returns (sync)."""
 
 
-class AsyncToolSearchStream:
-    report: Any = None
-
-    def __init__(self, api: Any, kwargs: dict[str, Any]):
-        self._gen = _loop(api, dict(kwargs), self, is_async=True)
-        self.response = _AsyncResponse(self._gen)
-
-    def __aiter__(self):
-        return self._gen
-
-    async def __anext__(self) -> Any:
-        return await self._gen.__anext__()
-
-    async def __aenter__(self) -> AsyncToolSearchStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._gen.aclose()
+class AsyncToolSearchStream(_ResponsesEvents, AsyncTurnStream):
+    """What `await create(stream=True)` returns (async)."""
 
 
-def open_stream(api: Any, kwargs: dict[str, Any]) -> ToolSearchStream:
-    return ToolSearchStream(api, kwargs)
-
-
-async def aopen_stream(api: Any, kwargs: dict[str, Any]) -> AsyncToolSearchStream:
-    return AsyncToolSearchStream(api, kwargs)
+def open_stream(api: Any, kwargs: dict[str, Any]) -> ToolSearchStream | AsyncToolSearchStream:
+    """What `create(stream=True)` returns (the async stream on async clients)."""
+    return (AsyncToolSearchStream if api.is_async else ToolSearchStream)(api, kwargs)
 
 
 def keep_report(manager: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Chat Completions streaming and raw-response views over the turn flow.
+"""Chat Completions streaming over the turn flow.
 
 - `ChatAccumulator` implements `streaming.RoundAccumulator` for `ChatCompletionChunk`s with openai's own
   `ChatCompletionStreamState` (so a round's reply is exactly what openai would have assembled).
@@ -6,7 +6,7 @@
   it arrives, hidden rounds consumed, visible calls renumbered, one summed usage chunk with
   `include_usage`), context managers, with `.response.close()` like openai's `Stream` (so
   `chat.completions.stream()`'s manager can wrap them) and `.toolsearch` once the stream has ended.
-The raw-response views are in `openai_chat_raw`.
+The raw-response views are `interceptor/raw.py`'s, shared by every provider.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..core import model_error
-from ..report import Usage
-from ..streaming import astream_rounds, stream_rounds
-from .openai_chat import chat_usage, clean_kwargs
+from ...core import model_error
+from ...report import Usage
+from ...streaming import AsyncTurnStream, StreamResponse, TurnStream, TurnStreamBase
+from .shapes import chat_usage, clean_kwargs, direct_chunks
 
 __all__ = ["AsyncChatStream", "ChatAccumulator", "ChatStream"]
 
@@ -46,9 +46,7 @@ class ChatAccumulator:
 
     def direct(self, outcome: Any) -> list[Any]:
         """The `return_direct` answer: a content chunk and a "stop" chunk (the round's calls dropped)."""
-        from .direct import chat_direct_chunks
-
-        return chat_direct_chunks(self.last, outcome.direct, role=not self.said["role"])
+        return direct_chunks(self.last, outcome.direct, role=not self.said["role"])
 
     def _feed(self, chunk: Any) -> list[Any]:
         self.last = chunk
@@ -153,107 +151,24 @@ def _stream_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return kwargs, include
 
 
-def _loop(stream: Any, completions: Any, kwargs: dict[str, Any], open_round: Any, rounds: Any, *,
-          asynchronous: bool) -> Any:
-    """Start the turn (errors in the caller's kwargs raise now, not at the first chunk) and return the
-    streaming loop (`streaming.stream_rounds` or `astream_rounds`) that fills `stream.toolsearch`."""
-    adapter, kwargs, session, flow = completions._begin(clean_kwargs(kwargs))
-    kwargs, include = _stream_kwargs(kwargs)
-    run_tools = (completions._w._arun_tools if asynchronous else completions._w._run_tools)(session)
-    return rounds(adapter, flow, open_round, run_tools, _accumulators(adapter, include), kwargs=kwargs,
-                  session=session, on_end=lambda report: setattr(stream, "toolsearch", report))
+class _ChatEvents(TurnStreamBase):
+    """The Chat side of a turn stream; `.response` as openai's `Stream` has it (so
+    `chat.completions.stream()`'s manager can wrap it)."""
+
+    @property
+    def response(self) -> StreamResponse:
+        return StreamResponse(self)
+
+    def events(self, kwargs: dict[str, Any]) -> Any:
+        turn = self.endpoint.begin(clean_kwargs(kwargs))
+        turn.kwargs, include = _stream_kwargs(turn.kwargs)
+        return self.endpoint.stream_events(turn, self.open_round, _accumulators(turn.adapter, include),
+                                           on_end=self.ended)
 
 
-class _Response:
-    """`.response` of our streams: `close()` ends the whole stream; the rest is the current round's."""
-
-    def __init__(self, stream: Any):
-        self._stream = stream
-
-    def close(self) -> None:
-        self._stream.close()
-
-    async def aclose(self) -> None:
-        await self._stream.close()
-
-    def __getattr__(self, name: str) -> Any:
-        current = self._stream._current
-        if current is None:
-            raise AttributeError(name)
-        return getattr(current.response, name)
-
-
-class ChatStream:
+class ChatStream(_ChatEvents, TurnStream):
     """What `create(stream=True)` returns (sync)."""
 
-    def __init__(self) -> None:
-        self.toolsearch = None
-        self._current: Any = None
-        self._iterator: Any = iter(())
-        self.response = _Response(self)
 
-    @classmethod
-    def open(cls, completions: Any, kwargs: dict[str, Any]) -> ChatStream:
-        stream = cls()
-
-        def open_round(request: dict[str, Any]) -> Any:
-            stream._current = completions._sdk.create(**request, stream=True)
-            return stream._current
-
-        stream._iterator = _loop(stream, completions, kwargs, open_round, stream_rounds, asynchronous=False)
-        return stream
-
-    def __iter__(self) -> Any:
-        return self
-
-    def __next__(self) -> Any:
-        return next(self._iterator)
-
-    def __enter__(self) -> ChatStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._iterator.close()
-        if self._current is not None:
-            self._current.close()
-
-
-class AsyncChatStream:
+class AsyncChatStream(_ChatEvents, AsyncTurnStream):
     """What `await create(stream=True)` returns (async)."""
-
-    def __init__(self) -> None:
-        self.toolsearch = None
-        self._current: Any = None
-        self._iterator: Any = None
-        self.response = _Response(self)
-
-    @classmethod
-    async def open(cls, completions: Any, kwargs: dict[str, Any]) -> AsyncChatStream:
-        stream = cls()
-
-        async def open_round(request: dict[str, Any]) -> Any:
-            stream._current = await completions._sdk.create(**request, stream=True)
-            return stream._current
-
-        stream._iterator = _loop(stream, completions, kwargs, open_round, astream_rounds, asynchronous=True)
-        return stream
-
-    def __aiter__(self) -> Any:
-        return self
-
-    async def __anext__(self) -> Any:
-        return await self._iterator.__anext__()
-
-    async def __aenter__(self) -> AsyncChatStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._iterator.aclose()
-        if self._current is not None:
-            await self._current.close()

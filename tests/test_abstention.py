@@ -1,11 +1,11 @@
-"""The abstention benchmark's data (benchmarks/abstention.py, benchmarks/data/abstention)."""
+"""The abstention benchmark's data (benchmarks/abstention/figures.py, benchmarks/data/abstention)."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks import abstention
-from benchmarks.data import (ABSTENTION_CATALOGS, ABSTENTION_FILES, DATA_DIR, bundled_tools, load_bundled_queries,
+from benchmarks.abstention import figures as abstention
+from benchmarks.common.data import (ABSTENTION_CATALOGS, ABSTENTION_FILES, DATA_DIR, bundled_tools, load_bundled_queries,
                              load_unanswerable)
 
 FOLDER = DATA_DIR / "abstention"

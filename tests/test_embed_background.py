@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _embed_helpers import HashingEmbedder
 
-from benchmarks.data import ABSTENTION_FILES, DATA_DIR, _read_jsonl
+from benchmarks.common.data import ABSTENTION_FILES, DATA_DIR, _read_jsonl
 from toolsearch.catalog.model import Skill, Tool
 from toolsearch.catalog.registry import Catalog
 from toolsearch.embed.background import Background, background_requests

@@ -24,14 +24,13 @@ keep their hits):
    do for their own catalog.
 
 Needs the embed extra (scikit-learn comes with sentence-transformers). Run:
-`python -m benchmarks.abstention_ceiling [--out benchmarks/results]` (about 3 minutes).
+`python -m benchmarks.abstention.ceiling [--out benchmarks/results]` (about 3 minutes).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -39,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from . import abstention
-from .data import ABSTENTION_FILES, DATA_DIR, REPO_ROOT, _read_jsonl, bundled_tools, load_rows, tool_from_row
-from .engines import build_engine
-from .metrics import recall_at
-from .targets import RECALL_ALLOWANCE
+from ..common.data import ABSTENTION_FILES, DATA_DIR, REPO_ROOT, _read_jsonl, bundled_tools, load_rows, tool_from_row
+from ..common.engines import build_engine
+from ..common.metrics import recall_at
+from ..common.targets import RECALL_ALLOWANCE
+from . import figures as abstention
 
 CATALOGS = ("bundled", "bfcl", "seal_tools")
 MODES = ("bm25f", "hybrid")

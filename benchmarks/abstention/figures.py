@@ -1,7 +1,7 @@
 """Honest abstention: how often each engine answers a request no tool serves, and what the no-good-match
 rule costs the requests some tool does serve, on the data the rule was calibrated on and on held-out data.
 
-For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (data.py, `ABSTENTION_PARTS`):
+For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (common/data.py, `ABSTENTION_PARTS`):
 - unanswerable: everyday requests none of its tools serves (`load_unanswerable`); an engine abstains
   when it returns no tool at all;
 - answerable: for BFCL and Seal-Tools the catalog's own labelled queries (the "tune" half is calibration
@@ -9,7 +9,7 @@ For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (data.py, 
   still gets hits, and their Recall@5 next to `bm25f-noabstain` / `hybrid-noabstain` (the same search
   with the rule off).
 
-Which files make each part: `data.ABSTENTION_FILES` (ten calibration sets, the last eight of them held
+Which files make each part: `common.data.ABSTENTION_FILES` (ten calibration sets, the last eight of them held
 out until their results were read, and the held-out set; benchmarks/data/abstention/README.md).
 
 "heldout" figures were never used to choose anything; the issue-14 targets are judged on them (targets.py
@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .data import (ABSTENTION_FILES, ABSTENTION_PARTS, DATA_DIR, Query, _read_jsonl, load_bundled_queries,
-                   load_queries, load_unanswerable, split)
-from .engines import Engine
-from .metrics import score_query
+from ..common.data import (ABSTENTION_FILES, ABSTENTION_PARTS, DATA_DIR, Query, _read_jsonl, load_bundled_queries,
+                           load_queries, load_unanswerable, split)
+from ..common.engines import Engine
+from ..common.metrics import score_query
 
 __all__ = ["RULED", "abstention_rows", "answerable", "answerable_side", "figures", "header", "judge",
            "markdown", "unanswerable"]
@@ -118,7 +118,7 @@ def abstention_rows(result: dict[str, Any]) -> list[list[Any]]:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    from .report import table
+    from ..common.report import table
 
     if not result.get("abstention"):
         return ""
@@ -137,7 +137,7 @@ def markdown(result: dict[str, Any]) -> str:
                  "written and labelled before any run of the rule on them and never tuned on. Calibration "
                  "answerable figures only for the engines with a rule, and not in quick mode. "
                  + "; ".join(notes) + ".")
-    from .targets import abstention as checks
+    from ..common.targets import abstention as checks
 
     misses = [f"{line['target']} (measured {line['measured']})" for line in checks(result) if line["met"] is False]
     parts.append("MISSED on held-out data: " + "; ".join(misses) + "." if misses

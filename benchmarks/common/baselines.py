@@ -52,8 +52,9 @@ def document_text(row: dict[str, Any]) -> str:
 
 def fair_text(row: dict[str, Any]) -> str:
     """Every field our index reads (documents.field_texts), as one text."""
-    from benchmarks.data import tool_from_row
     from toolsearch.index.documents import field_texts
+
+    from .data import tool_from_row
 
     return "\n".join(field_texts(tool_from_row(row, trusted=True)).values())
 

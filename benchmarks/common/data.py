@@ -56,6 +56,7 @@ __all__ = [
     "load_queries",
     "load_unanswerable",
     "part",
+    "query_texts",
     "load_rows",
     "real_tools",
     "sized_catalog",
@@ -66,8 +67,8 @@ __all__ = [
     "write_jsonl",
 ]
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DATASETS: tuple[str, ...] = ("bfcl", "seal_tools")
 PARTS: tuple[str, ...] = ("tune", "test")
 ABSTENTION_CATALOGS: tuple[str, ...] = ("bundled", "bfcl", "seal_tools")
@@ -197,6 +198,14 @@ def load_bundled_queries(part: str = "heldout") -> tuple[Query, ...]:
     _check_part(part)
     return tuple(q for _, bundled in ABSTENTION_FILES[part]
                  for q in _queries(DATA_DIR / "abstention" / bundled, "bundled"))
+
+
+def query_texts(n: int = 500) -> list[str]:
+    """`n` request texts of both datasets in a fixed shuffled order: the queries of the latency and
+    interceptor measurements."""
+    texts = [q.text for d in DATASETS for q in load_queries(d)]
+    random.Random(7).shuffle(texts)
+    return texts[:n]
 
 
 def tool_from_row(row: dict[str, Any], *, trusted: bool = False) -> Tool:

@@ -61,8 +61,7 @@ def overhead(*, size: int, turns: int) -> dict[str, Any]:
     from toolsearch import Catalog, Hit, InterceptorOptions, Session, count_tokens
 
     from .baselines import BM25S
-    from .data import sized_catalog, skills_of, tool_to_row
-    from .latency import query_texts
+    from .data import query_texts, sized_catalog, skills_of, tool_to_row
 
     tools = sized_catalog(size)
     catalog = Catalog(skills_of(tools))
@@ -190,6 +189,6 @@ def markdown_overhead(runs: list[dict[str, Any]]) -> str:
             "sessions, counts memoized, best of 3 passes): " + " | ".join(parts) + ".")
 
 
-if __name__ == "__main__":  # python -m benchmarks.interceptor_bench
+if __name__ == "__main__":  # python -m benchmarks.common.interceptor
     for n in (10_000, 100_000):
         print(json.dumps(overhead(size=n, turns=200)))

@@ -74,7 +74,7 @@ def abstention(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 14: abstain >= 80% on unanswerable requests, >= 95% of answerable ones answered, and their
     Recall@5 not dropping (by more than RECALL_ALLOWANCE) against the same search without the rule. Judged
     on the strict policy, the rule issue 14 calibrated (issue 34 made "balanced" the default, measured
-    by benchmarks/no_match.py against issue 34's own targets)."""
+    by benchmarks/no_match/suite.py against issue 34's own targets)."""
     out = []
     for catalog, entry in result.get("abstention", {}).items():
         e = entry["engines"]

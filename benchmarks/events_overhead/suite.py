@@ -2,7 +2,7 @@
 
     python -m benchmarks.events_overhead [--size 1000] [--turns 40] [--repeats 9]
 
-The measured loop is `interceptor_bench._play`: one session plays `turns` user turns (a search round, a
+The measured loop is `common.interceptor._play`: one session plays `turns` user turns (a search round, a
 call round, an answer) over a `size`-tool catalog, search precomputed and HTTP replaced by pre-built
 responses, so the clock covers only what toolsearch does per create (process CPU time). Three variants
 run interleaved, pass by pass, so drift on a shared machine hits them alike:
@@ -28,17 +28,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def measure(*, size: int = 1000, turns: int = 40, repeats: int = 9) -> dict[str, Any]:
     from toolsearch import Catalog, Hit, InterceptorOptions, Session, count_tokens
     from toolsearch.interceptor import driver
 
-    from .baselines import BM25S
-    from .data import sized_catalog, skills_of, tool_to_row
-    from .interceptor_bench import _FixedRetriever, _play
-    from .latency import query_texts
+    from ..common.baselines import BM25S
+    from ..common.data import query_texts, sized_catalog, skills_of, tool_to_row
+    from ..common.interceptor import _FixedRetriever, _play
 
     tools = sized_catalog(size)
     catalog = Catalog(skills_of(tools))
@@ -90,7 +89,7 @@ def write(result: dict[str, Any], folder: Path = RESULTS) -> None:
 
 {result['catalog_tools']} catalog tools, {result['turns']} user turns per pass (search round, call round,
 answer: 3 model calls per create), {result['repeats']} interleaved passes per variant, process CPU time per
-create (search and HTTP excluded; see `benchmarks/events_overhead.py`). Load average at the start:
+create (search and HTTP excluded; see `benchmarks/events_overhead/suite.py`). Load average at the start:
 {result['load_average']:.2f}; Python {result['python']}.
 
 | variant | median of pass means (µs) | best pass (µs) | spread between passes (µs) |
@@ -105,7 +104,7 @@ create (search and HTTP excluded; see `benchmarks/events_overhead.py`). Load ave
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.events_overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=9)

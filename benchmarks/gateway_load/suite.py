@@ -46,7 +46,7 @@ from typing import Any
 
 __all__ = ["markdown", "run"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUERIES = ("what time is it in Tokyo", "read a file from disk", "convert miles to kilometers", "git status",
            "send an http request", "count words in a text", "evaluate a math expression", "list a directory",
            "parse a csv file", "add a todo item", "hash a string with sha256", "days between two dates")

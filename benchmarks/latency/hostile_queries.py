@@ -1,6 +1,6 @@
 """Search time for hostile queries at the 4,096-character limit, 10k tools (issue 13, item 1).
 
-    python -m benchmarks.hostile_queries [--tools 10000]
+    python -m benchmarks.latency.hostile_queries [--tools 10000]
 
 Each query is cut to `SearchConfig.max_query_chars` (4,096) by the searcher, as a model's `tool_search`
 or a prefetched user message would be. Before the typo-fallback bound (index/fuzzy.py MAX_TERM_LENGTH)
@@ -19,7 +19,7 @@ import time
 
 from toolsearch.index.searcher import Searcher
 
-from .data import sized_catalog, skills_of
+from ..common.data import sized_catalog, skills_of
 
 
 def _queries() -> dict[str, str]:

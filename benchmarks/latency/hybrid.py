@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .data import REPO_ROOT, sized_catalog, write_jsonl
-from .report import table
+from ..common.data import REPO_ROOT, sized_catalog, write_jsonl
+from ..common.report import table
 
 __all__ = ["markdown", "run"]
 
@@ -89,7 +89,9 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def run(*, quick: bool = False, progress: bool = True) -> dict[str, Any]:
-    from .latency import query_texts  # the latency suite's real queries, shuffled the same way
+    from ..common.data import (
+        query_texts,  # the latency suite's real queries, shuffled the same way
+    )
 
     tools = QUICK["tools"] if quick else CATALOG_TOOLS
     runs = QUICK["runs"] if quick else PROCESS_RUNS
@@ -117,7 +119,7 @@ def run(*, quick: bool = False, progress: bool = True) -> dict[str, Any]:
         qfile = work / "queries.json"
         qfile.write_text(json.dumps(queries[:n_queries]))
         for backend in EMBED_BACKENDS:
-            command = [sys.executable, "-m", "benchmarks.hybrid_latency", backend, str(cache), str(qfile)]
+            command = [sys.executable, "-m", "benchmarks.latency.hybrid", backend, str(cache), str(qfile)]
             done = subprocess.run(command, cwd=REPO_ROOT, env=_env(cache, backend), capture_output=True,
                                   text=True, timeout=TIMEOUT_S)
             if done.returncode != 0:

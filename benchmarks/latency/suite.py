@@ -25,7 +25,7 @@ rank-bm25 scores every document in Python for every query term (~0.1 s per query
 embedding modes need every tool embedded first, so they run at 1k and 10k only; both skips are written
 into the results. `TARGETS` are issue 15's ratios to bm25s; `markdown` says which are met and which missed.
 
-The interceptor's own overhead per `create()` is measured by `benchmarks.interceptor_bench` (issue 9:
+The interceptor's own overhead per `create()` is measured by `benchmarks.common.interceptor` (issue 9:
 the turn set-up inside the clock, 10k and 100k tools), with canned model replies and a retriever whose hits
 were computed beforehand, and exporting the requested tool schemas as the OpenAI driver does: what is
 left is exactly the interceptor's work per model request, without search and without HTTP.
@@ -34,7 +34,6 @@ left is exactly the interceptor's work per model request, without search and wit
 from __future__ import annotations
 
 import json
-import random
 import statistics
 import subprocess
 import sys
@@ -45,9 +44,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .data import DATASETS, REPO_ROOT, load_queries, sized_catalog, write_jsonl
-from .engines import available_rerank_modes
-from .report import table
+from ..common.data import REPO_ROOT, query_texts, sized_catalog, write_jsonl
+from ..common.engines import available_rerank_modes
+from ..common.report import table
 
 __all__ = ["TARGETS", "check_targets", "markdown", "measure", "run"]
 
@@ -83,14 +82,8 @@ TARGETS: tuple[tuple[str, int, float, str], ...] = (
 )
 
 
-def query_texts(n: int = 500) -> list[str]:
-    texts = [q.text for d in DATASETS for q in load_queries(d)]
-    random.Random(7).shuffle(texts)
-    return texts[:n]
-
-
 def _worker(phase: str, engine: str, catalog: Path, workdir: Path, *args: str) -> dict[str, Any]:
-    command = [sys.executable, "-m", "benchmarks.latency_worker", phase, engine, str(catalog), str(workdir),
+    command = [sys.executable, "-m", "benchmarks.latency.worker", phase, engine, str(catalog), str(workdir),
                *args]
     done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S)
     if done.returncode != 0:
@@ -107,7 +100,7 @@ def _process_s(engine: str, catalog: Path, workdir: Path, query: str, repeats: i
         command = [sys.executable, "-m", "toolsearch", "search", "--catalog", str(catalog), "--index",
                    str(workdir / engine), "-k", "10", query]
     elif engine == "bm25s":
-        command = [sys.executable, "-m", "benchmarks.latency_worker", "cli", engine, str(catalog), str(workdir),
+        command = [sys.executable, "-m", "benchmarks.latency.worker", "cli", engine, str(catalog), str(workdir),
                    "--query", query]
     else:
         return None
@@ -148,7 +141,7 @@ def _run_figures(run: dict[str, Any]) -> dict[str, Any]:
 def pool_warm_runs(run: dict[str, Any], extra: list[dict[str, Any]]) -> None:
     """Fold more open-and-search processes of one engine into its run: percentiles of every search
     pooled, the median cold open, the largest peak memory; each process's own figures kept."""
-    from .latency_worker import _percentile
+    from .worker import _percentile
 
     runs = run["warm_runs"] + [_run_figures(e) for e in extra if "error" not in e]
     timings = [t for r in runs for t in r["timings_ms"]]
@@ -204,13 +197,15 @@ def run(*, quick: bool = False, progress: bool = True, sizes: tuple[int, ...] | 
             for key in _PER_SEARCH:
                 w.pop(key, None)
     result["targets"] = check_targets(result)
-    from .interceptor_bench import overhead  # issue 9: per create(), set-up inside the clock
+    from ..common.interceptor import (
+        overhead,  # issue 9: per create(), set-up inside the clock
+    )
 
     overheads = [overhead(size=n, turns=30 if quick else 200)
                  for n in ((min(10_000, max(sizes)),) if quick else (10_000, 100_000))]
     result["interceptor"] = overheads[0] | {"runs": overheads}
     if embedded:  # query embedding and the whole `search --rerank hybrid` process, per embedding backend
-        from . import hybrid_latency
+        from . import hybrid as hybrid_latency
 
         result["hybrid"] = hybrid_latency.run(quick=quick, progress=progress)
     return result
@@ -280,12 +275,12 @@ def markdown(result: dict[str, Any]) -> str:
             for c in checks))
     o = result.get("interceptor")
     if o:
-        from .interceptor_bench import markdown_overhead
+        from ..common.interceptor import markdown_overhead
 
         parts.append(markdown_overhead(o.get("runs", [o])) if "cold" in o else
                      f"Interceptor overhead (old format): mean {o['mean_us']:.0f} µs.")
     if result.get("hybrid"):
-        from . import hybrid_latency
+        from . import hybrid as hybrid_latency
 
         parts.append(hybrid_latency.markdown(result["hybrid"]))
     if result.get("notes"):

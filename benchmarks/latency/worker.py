@@ -1,8 +1,8 @@
-"""One phase of one engine on one catalog, in a process of its own (run by latency.py).
+"""One phase of one engine on one catalog, in a process of its own (run by suite.py).
 
-    python -m benchmarks.latency_worker build ENGINE CATALOG.jsonl WORKDIR
-    python -m benchmarks.latency_worker open  ENGINE CATALOG.jsonl WORKDIR --queries-file Q.json --queries N
-    python -m benchmarks.latency_worker cli   bm25s  CATALOG.jsonl WORKDIR --query TEXT
+    python -m benchmarks.latency.worker build ENGINE CATALOG.jsonl WORKDIR
+    python -m benchmarks.latency.worker open  ENGINE CATALOG.jsonl WORKDIR --queries-file Q.json --queries N
+    python -m benchmarks.latency.worker cli   bm25s  CATALOG.jsonl WORKDIR --query TEXT
 
 Every phase is a fresh process, because that is how a user meets each of them:
 
@@ -108,7 +108,7 @@ def build(engine: str, catalog: Path, index_dir: Path) -> dict[str, Any]:
         if searcher.last_build.action != "built":
             raise RuntimeError(f"expected a fresh build, got {searcher.last_build}")
     elif engine == "bm25s":
-        from .baselines import BM25S
+        from ..common.baselines import BM25S
 
         start = time.perf_counter()
         BM25S(same_text_rows(_rows(catalog))).save(index_dir)
@@ -144,14 +144,14 @@ def _open(engine: str, catalog: Path, index_dir: Path) -> tuple[Any, dict[str, A
         start = time.perf_counter()
         import bm25s  # noqa: F401  # BM25S imports it lazily: keep the import out of the open clock
 
-        from .baselines import BM25S
+        from ..common.baselines import BM25S
 
         imported = time.perf_counter()
         model = BM25S.load(index_dir)
         opened = time.perf_counter()
         model.catalog_rows = _rows(catalog)  # type: ignore[attr-defined]  # held, as ours holds its catalog
         return model, {"import_s": imported - start, "open_s": opened - imported, "tools": len(model.names)}
-    from .baselines import RankBM25
+    from ..common.baselines import RankBM25
 
     start = time.perf_counter()
     model = RankBM25(_rows(catalog))
@@ -184,14 +184,14 @@ def cli(engine: str, index_dir: Path, query: str) -> None:
     """bm25s' whole-process search: load, answer, print (what `toolsearch search` does for ours)."""
     if engine != "bm25s":
         raise ValueError("the cli phase is for bm25s; toolsearch's is `python -m toolsearch search`")
-    from .baselines import BM25S
+    from ..common.baselines import BM25S
 
     for rank, name in enumerate(BM25S.load(index_dir).search(query, 10), 1):
         print(f"{rank:>2}. {name}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.latency_worker")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.latency.worker")
     parser.add_argument("phase", choices=("build", "open", "cli"))
     parser.add_argument("engine")
     parser.add_argument("catalog", type=Path)

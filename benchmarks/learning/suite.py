@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .data import REPO_ROOT, Query, load_dev_queries, load_queries, load_rows, part, sized_catalog, skills_of, \
-    tool_from_row, write_jsonl
-from .metrics import recall_at
-from .report import table
+from ..common.data import (REPO_ROOT, Query, load_dev_queries, load_queries, load_rows, part, sized_catalog, skills_of,
+                           tool_from_row, write_jsonl)
+from ..common.metrics import recall_at
+from ..common.report import table
 
 __all__ = ["main", "measure_catalog"]
 
@@ -75,7 +75,7 @@ def _searcher(dataset: str, index_dir: Path, hybrid: bool) -> Any:
 
     tools = [tool_from_row(r) for r in load_rows(dataset)]
     if hybrid:
-        from .engines import shared_embedder
+        from ..common.engines import shared_embedder
 
         config = SearchConfig(rerank="hybrid", embedder=shared_embedder())
     else:
@@ -231,7 +231,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.learning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sweep", action="store_true", help=f"also sweep the weight on {TUNED_ON}")
     parser.add_argument("--hybrid", action="store_true", help="also measure the hybrid (embedding) ranking")
     parser.add_argument("--no-write", action="store_true", help="print only")

@@ -13,7 +13,7 @@ Catalogs:
   each task is one request of a user (e.g. "what time is it in Tokyo") searched once.
 - **1,000 tools**: the benchmark catalog of the tokens suite (real BFCL/Seal-Tools tools padded with
   generated ones) served in process; tasks are multi-step requests from the datasets (2+ gold tools),
-  searched with the task text and then its clauses (`tokens.search_plan`) until every gold tool was
+  searched with the task text and then its clauses (`common.players.search_plan`) until every gold tool was
   found or the plan ran out.
 
 Per task: search mode = tools/list + every search answer (each names its hits' schemas); dynamic mode
@@ -30,11 +30,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .report import table
+from ..common.report import table
 
 __all__ = ["TASKS", "markdown", "run"]
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "mcp"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mcp"
 UPSTREAM_SKILLS = ("time.yaml", "git-server.yaml")
 TASKS: tuple[tuple[str, str], ...] = (  # (user request, the upstream tool that answers it)
     ("what time is it in Tokyo right now", "get_current_time"),
@@ -136,8 +136,8 @@ async def _large_catalog(quick: bool) -> dict[str, Any]:
     from toolsearch.catalog.export import export_tool
     from toolsearch.tokens import schema_tokens
 
-    from .data import sized_catalog, skills_of
-    from .tokens import pick_tasks, search_plan
+    from ..common.data import sized_catalog, skills_of
+    from ..common.players import pick_tasks, search_plan
 
     size = 1_000
     tasks = pick_tasks(size, 5 if quick else 40)

@@ -33,9 +33,9 @@ from typing import Any
 from toolsearch.catalog.loader import load_skills
 from toolsearch.index import SearchConfig, Searcher
 
-from .data import (DATA_DIR, REPO_ROOT, Query, _queries, _read_jsonl, load_bundled_queries, load_dev_queries,
-                   load_queries, load_unanswerable, split)
-from .metrics import score_query
+from ..common.data import (DATA_DIR, REPO_ROOT, Query, _queries, _read_jsonl, load_bundled_queries, load_dev_queries,
+                           load_queries, load_unanswerable, split)
+from ..common.metrics import score_query
 
 __all__ = ["CATALOGS", "POLICIES", "SOURCES", "main", "measure"]
 
@@ -99,7 +99,7 @@ def _shared_share(searcher: Searcher, text: str) -> float:
     """The highest idf among the meaningful words the top K hits share with `text`, in units of the
     catalog's rarest-term idf (the evidence the q-rule of the leave-one-out test thresholds)."""
     state = searcher._state
-    clean = searcher._clean(text, K)
+    clean, _ = searcher._clean(text, K, state)
     ranked, verdict, _ = searcher._rank(state, clean, K, K, None, searcher._needs(clean))
     found = 0
     for r in ranked[:K]:
@@ -111,7 +111,7 @@ def _shared_share(searcher: Searcher, text: str) -> float:
 def _config(policy: str, engine: str) -> SearchConfig:
     if engine == "bm25f":
         return SearchConfig(no_match=policy)  # type: ignore[arg-type]
-    from .engines import shared_embedder
+    from ..common.engines import shared_embedder
 
     return SearchConfig(rerank="hybrid", embedder=shared_embedder(), no_match=policy)  # type: ignore[arg-type]
 
@@ -232,8 +232,8 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.no_match", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
     parser.add_argument("--catalogs", nargs="+", default=list(CATALOGS), choices=CATALOGS)
     parser.add_argument("--engine", choices=("bm25f", "hybrid"), default="bm25f",
                         help="hybrid: all-MiniLM-L6-v2 fused with BM25F (minutes per large catalog)")

@@ -1,14 +1,14 @@
 """Retrieval quality: every engine, same process, same catalog, same queries, on data not tuned on.
 
-Query sets (data.py), each ranked by every engine against its dataset's whole catalog:
+Query sets (common/data.py), each ranked by every engine against its dataset's whole catalog:
 - `bfcl`, `seal_tools`: the held-out "test" half of each dataset's labelled queries. The search-policy
   knobs added by issue 14 were tuned on the other half; older defaults (field boosts, clause weight)
   were chosen on whole sets before the split existed, which the README says.
 - `seal_tools_dev`: Seal-Tools' upstream dev split (700 queries), never used for anything: a second check.
 
-Each engine ranks the top 10 and metrics.py scores the ranking; per-subset breakdowns (bfcl's categories,
+Each engine ranks the top 10 and common/metrics.py scores the ranking; per-subset breakdowns (bfcl's categories,
 seal's in/out-of-domain x easy/difficult splits) and the mean search time come along. Every engine is
-labelled with what it indexes and how it tokenizes (engines.LABELS). Abstention (abstention.py): each
+labelled with what it indexes and how it tokenizes (common/engines.LABELS). Abstention (abstention/figures.py): each
 engine on requests no tool serves, for the bundled skills and both catalogs.
 
 `--quick` (CI's smoke run) scores a fixed, evenly spaced sample of each set against a catalog cut to
@@ -27,21 +27,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import abstention
-from .data import (
-    ABSTENTION_PARTS,
-    DATASETS,
-    Query,
-    bundled_tools,
-    load_dev_queries,
-    load_queries,
-    load_rows,
-    split,
-    tool_from_row,
-)
-from .engines import BASELINES, ENGINES, NOT_RUNNABLE, available_rerank_modes, build_engine, label
-from .metrics import METRICS, average, score_query
-from .report import table
+from ..abstention import figures as abstention
+from ..common.data import (ABSTENTION_PARTS, DATASETS, Query, bundled_tools, load_dev_queries, load_queries, load_rows,
+                           split, tool_from_row)
+from ..common.engines import BASELINES, ENGINES, NOT_RUNNABLE, available_rerank_modes, build_engine, label
+from ..common.metrics import METRICS, average, score_query
+from ..common.report import table
 
 __all__ = ["markdown", "run"]
 
@@ -159,7 +150,7 @@ def _bundled(names: list[str], quick: bool, progress: bool) -> dict[str, Any]:
     """Abstention over the bundled skills (62 tools): small enough to run whole even in quick mode."""
     from toolsearch.catalog.loader import load_skills
 
-    from .data import REPO_ROOT
+    from ..common.data import REPO_ROOT
 
     entry = abstention.header("bundled", quick)
     tools = list(bundled_tools())
@@ -181,7 +172,7 @@ def _embed_queries(queries: list[Query], *, progress: bool) -> float:
     hybrid/dense ms/query of this suite excludes query embedding; the latency suite measures it."""
     from toolsearch.embed.fusion import split_clauses
 
-    from .engines import shared_embedder
+    from ..common.engines import shared_embedder
 
     texts = list(dict.fromkeys(t for q in queries for t in (q.text, *split_clauses(q.text))))
     start = time.perf_counter()

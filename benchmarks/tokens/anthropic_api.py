@@ -1,6 +1,6 @@
-"""Token benchmark over the Anthropic Messages API: the same multi-step tasks as `tokens.py`, played
+"""Token benchmark over the Anthropic Messages API: the same multi-step tasks as `suite.py`, played
 through the real `anthropic` client against `toolsearch.testing.AnthropicServer` (a real HTTP server on
-127.0.0.1); the fake model is `tokens.GoldModel` behind `ChatBridge`.
+127.0.0.1); the fake model is `common.players.GoldModel` behind `ChatBridge`.
 
 Strategies, same tasks, same catalog, every request with automatic prompt caching (top-level
 `cache_control`, as a long-running agent would send it):
@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .report import cache_summary, cache_table
+from ..common.report import cache_summary, cache_table
 
 __all__ = ["STRATEGIES", "markdown", "run_size"]
 
@@ -36,7 +36,7 @@ CACHE = {"type": "ephemeral"}
 def _play(client: Any, server: Any, task: Any, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
     from toolsearch.testing.anthropic_model import ChatBridge
 
-    from .tokens import GoldModel
+    from ..common.players import GoldModel
 
     server.model = ChatBridge(GoldModel(task.gold))
     first = len(server.requests)
@@ -83,7 +83,7 @@ def run_size(size: int, tasks: list[Any], catalog: list[Any], searcher: Any, *, 
     from toolsearch.testing.anthropic_model import ChatBridge
     from toolsearch.testing.anthropic_server import AnthropicServer
 
-    from .tokens import GoldModel
+    from ..common.players import GoldModel
 
     every = [toolsearch.export_tool(t, "anthropic") for t in catalog]
     out: dict[str, Any] = {}

@@ -1,6 +1,6 @@
-"""Token benchmark over the OpenAI Responses API: the same multi-step tasks as `tokens.py`, played
+"""Token benchmark over the OpenAI Responses API: the same multi-step tasks as `suite.py`, played
 through the real `openai` client against `FakeModelServer`'s `/v1/responses` (a real HTTP server on
-127.0.0.1); the fake model is `tokens.GoldModel`, read through the server's chat translation (its
+127.0.0.1); the fake model is `common.players.GoldModel`, read through the server's chat translation (its
 `tool_search` calls become `tool_search_call` items when the request offers native tool search).
 
 Strategies, same tasks, same catalog:
@@ -24,7 +24,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .report import cache_summary, cache_table
+from ..common.report import cache_summary, cache_table
 
 __all__ = ["STRATEGIES", "markdown", "run_size"]
 
@@ -35,7 +35,7 @@ MODEL = "gpt-5.4"
 
 
 def _play(client: Any, api: Any, server: Any, task: Any, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    from .tokens import GoldModel
+    from ..common.players import GoldModel
 
     server.model = GoldModel(task.gold)
     first = len(api.replies)
@@ -69,10 +69,10 @@ def _summary(plays: list[dict[str, Any]]) -> dict[str, Any]:
 def run_size(size: int, tasks: list[Any], catalog: list[Any], searcher: Any, *, progress: bool) -> dict[str, Any]:
     """The three strategies at one catalog size (the catalog and index of `tokens.run_size`)."""
     import toolsearch
-    from toolsearch.testing.server import FakeModelServer
     from toolsearch.testing.responses_server import responses_api
+    from toolsearch.testing.server import FakeModelServer
 
-    from .tokens import GoldModel
+    from ..common.players import GoldModel
 
     every = [{**toolsearch.export_tool(t, "responses"), "strict": False} for t in catalog]
     out: dict[str, Any] = {}

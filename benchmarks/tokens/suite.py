@@ -2,7 +2,7 @@
 
 Multi-step tasks (2+ gold tools) are taken from the datasets' queries. Each task is played through the
 real `openai` client against `toolsearch.testing.FakeModelServer` (a real HTTP server on 127.0.0.1);
-the fake model is `GoldModel` below. The caller side is a plain agent loop: it answers every tool call
+the fake model is `common.players.GoldModel`. The caller side is a plain agent loop: it answers every tool call
 the model returns with a short result and asks again, until the model answers in text.
 
 Strategies, same tasks, same catalog:
@@ -10,11 +10,11 @@ Strategies, same tasks, same catalog:
 - `toolsearch`: `toolsearch.wrap(client, searcher)` with default options (meta-tool, loadout);
 - `toolsearch+prefetch`: the same with `prefetch=True`;
 - `oracle`: exactly the task's gold tools plus the meta-tool (the plain client): the floor;
-- `toolsearch-whole-task`: default options, driven by `whole_task.WholeTaskModel`, which searches with
+- `toolsearch-whole-task`: default options, driven by `common.players.WholeTaskModel`, which searches with
   the whole task text at most twice (issue 14: one search must serve every need of the request);
 - `oracle-no-meta`: the gold tools alone, no meta-tool: the ratios are given against both oracles.
 
-Tasks come from the held-out "test" half of each dataset (benchmarks.data.part): the search policy was
+Tasks come from the held-out "test" half of each dataset (benchmarks.common.data.part): the search policy was
 tuned on the other half. To tune, play the "tune" half instead: `run(part="tune")`, or from the command
 line `TOOLSEARCH_BENCH_PART=tune python -m benchmarks tokens --out /tmp/x` (never tune on "test").
 `TOOLSEARCH_BENCH_STRATEGIES=toolsearch-whole-task` (comma-separated) plays only those strategies (the
@@ -27,22 +27,18 @@ separately (`toolsearch.tokens.schema_tokens` of each tool's JSON, and of the me
 
 from __future__ import annotations
 
-import json
 import os
-import random
-import re
 import statistics
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
 
-from .data import DATASETS, Query, load_queries, real_tools, sized_catalog, skills_of, split
-from .report import table
+from ..common.data import sized_catalog, skills_of
+from ..common.players import GoldModel, Task, WholeTaskModel, pick_tasks
+from ..common.report import table
 
-__all__ = ["GoldModel", "STRATEGIES", "markdown", "pick_tasks", "run", "search_plan"]
+__all__ = ["STRATEGIES", "markdown", "run", "run_size"]
 
 SIZES = (50, 200, 1_000, 5_000)
 QUICK_SIZES = (50, 200)
@@ -52,94 +48,6 @@ STRATEGIES: tuple[str, ...] = ("all-tools", "toolsearch", "toolsearch+prefetch",
 PART_ENV, STRATEGIES_ENV = "TOOLSEARCH_BENCH_PART", "TOOLSEARCH_BENCH_STRATEGIES"
 MAX_CALLER_TURNS = 6  # caller round trips (tool results sent back) before a task is given up
 TOOL_RESULT = '{"status": "ok"}'
-_CLAUSE = re.compile(r"[.;?!]\s+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=[a-z]+\b)", re.I)
-
-
-def search_plan(task: str, *, max_clauses: int = 4) -> list[str]:
-    """What a model searches for: the whole task first, then its clauses (sub-tasks) one by one."""
-    clauses = [c.strip(" ,.") for c in _CLAUSE.split(task)]
-    clauses = [c for c in clauses if len(c.split()) >= 3 and c != task.strip(" ,.")]
-    return [task.strip(), *clauses[:max_clauses]]
-
-
-class GoldModel:
-    """A fake model that knows which tools the task needs but not their names' whereabouts.
-
-    Each reply reads only the request: if every gold tool has been called, it answers; if some gold
-    tools are in `tools`, it calls all of them (parallel calls); otherwise it searches with the next
-    queries of `search_plan(task)` — the task text, then all its clauses at once — and gives up when
-    the plan is used up or the meta-tool is gone. It never searches for a tool by its gold name.
-    """
-
-    def __init__(self, gold: Sequence[str], *, meta_tool_name: str = "tool_search"):
-        self.gold = tuple(gold)
-        self.meta = meta_tool_name
-
-    def next_searches(self, task: str, searched: list[str]) -> list[str]:
-        """The queries of the next search round: the task first, then all its clauses at once."""
-        todo = [q for q in search_plan(task) if q not in searched]
-        return todo[:1] if not searched else todo
-
-    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
-        from toolsearch.testing.fake_model import call, reply, search
-
-        messages = request.get("messages", [])
-        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
-        task = str(messages[start].get("content") or "")
-        called, searched = set(), []
-        for message in messages[start + 1:]:
-            for c in message.get("tool_calls") or []:
-                function = c.get("function", {})
-                if function.get("name") == self.meta:
-                    searched.append(json.loads(function.get("arguments") or "{}").get("query", ""))
-                else:
-                    called.add(function.get("name"))
-        missing = [g for g in self.gold if g not in called]
-        if not missing:
-            return reply("All steps are done.")
-        available = {t.get("function", {}).get("name") for t in request.get("tools") or []}
-        ready = [g for g in missing if g in available]
-        if ready:
-            return reply(None, *(call(g, {}) for g in ready))
-        batch = self.next_searches(task, searched)
-        if self.meta in available and batch:
-            return reply(None, *(search(q, name=self.meta) for q in batch))
-        return reply(f"I could not find tools for: {', '.join(missing)}.")
-
-
-@dataclass(frozen=True)
-class Task:
-    query: Query
-
-    @property
-    def gold(self) -> tuple[str, ...]:
-        return self.query.gold
-
-
-def pick_tasks(size: int, limit: int, *, part: str = "test") -> list[Task]:
-    """Multi-step tasks of one half of the data (`part`: "test", the held-out half reported, or "tune"),
-    both datasets alternating, whose gold tools fit in half the catalog."""
-    return interleave_tasks({d: split(load_queries(d), part) for d in DATASETS}, size, limit)
-
-
-def interleave_tasks(sources: dict[str, Sequence[Query]], size: int, limit: int,
-                     known: frozenset[str] | None = None) -> list[Task]:
-    """Up to `limit` multi-step tasks (2+ distinct gold tools, all in `known`: default the benchmark's
-    real tools), each source's in a fixed shuffled order, the sources alternating, while their gold
-    tools fit in half a catalog of `size`."""
-    known = known if known is not None else frozenset(t.name for t in real_tools())
-    pools = []
-    for name, queries in sources.items():
-        multi = [q for q in queries if len(set(q.gold)) >= 2 and set(q.gold) <= known]
-        random.Random(f"tasks-{name}").shuffle(multi)
-        pools.append(multi)
-    tasks, gold = [], set()
-    for i in range(max((len(p) for p in pools), default=0)):
-        for pool in pools:
-            if i < len(pool) and len(tasks) < limit and len(gold | set(pool[i].gold)) <= size // 2:
-                tasks.append(Task(pool[i]))
-                gold |= set(pool[i].gold)
-    return tasks
 
 
 def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | None,
@@ -166,7 +74,7 @@ def _play(client: Any, server: Any, task: Task, tools: list[dict[str, Any]] | No
             called.add(c.function.name)
             messages.append({"role": "tool", "tool_call_id": c.id, "content": TOOL_RESULT})
     requests = server.requests[first:]
-    from .interceptor_bench import search_answer_tokens
+    from ..common.interceptor import search_answer_tokens
 
     sent = [[t["function"]["name"] for t in r.get("tools") or []] for r in requests]
     return {
@@ -229,8 +137,6 @@ def run_size(size: int, tasks: list[Task], *, progress: bool,
                     gold = [toolsearch.export_tool(by_name[g]) for g in dict.fromkeys(task.gold)]
                     plays.append(_play(plain, server, task, gold if strategy == "oracle-no-meta" else [*gold, meta]))
                 elif strategy == "toolsearch-whole-task":
-                    from .whole_task import WholeTaskModel
-
                     wrapped = toolsearch.wrap(server.client(), searcher)
                     plays.append(_play(wrapped.with_session(wrapped.session()), server, task, None,
                                        WholeTaskModel(task.gold), pinned=pinned))
@@ -243,14 +149,18 @@ def run_size(size: int, tasks: list[Task], *, progress: bool,
                                                          if not p["complete"]]
         if strategies != STRATEGIES:  # an exploring run: the strategies asked for, nothing else
             return _ratios(out)
-        from .interceptor_bench import conversation  # issue 9: every task a user turn of ONE session
+        from ..common.interceptor import (
+            conversation,  # issue 9: every task a user turn of ONE session
+        )
 
         out["conversation"] = conversation(toolsearch.wrap(server.client(), searcher), server, tasks,
                                            lambda task: GoldModel(task.gold), max_caller_turns=MAX_CALLER_TURNS)
-        from .tokens_anthropic import run_size as anthropic_size  # {} without the anthropic extra
+        from .anthropic_api import (
+            run_size as anthropic_size,  # {} without the anthropic extra
+        )
 
         out["anthropic"] = anthropic_size(size, tasks, catalog, searcher, progress=progress)
-        from .tokens_responses import run_size as responses_size
+        from .responses_api import run_size as responses_size
 
         out["responses"] = responses_size(size, tasks, catalog, searcher, progress=progress)
     return _ratios(out)
@@ -354,8 +264,7 @@ def _conversation_markdown(result: dict[str, Any]) -> str:
 
 
 def _anthropic_markdown(result: dict[str, Any]) -> str:
-    from .tokens_anthropic import markdown as anthropic_markdown
-
-    from .tokens_responses import markdown as responses_markdown
+    from .anthropic_api import markdown as anthropic_markdown
+    from .responses_api import markdown as responses_markdown
 
     return responses_markdown(result) + anthropic_markdown(result)

@@ -7,8 +7,8 @@ the request (the Searcher's per-need hit budget), and a second, identical search
 next-best tools instead of the same ones (the interceptor passes `exclude=` the loaded tools for a
 repeated query).
 
-`WholeTaskModel` is `tokens.GoldModel` (it reads only the request; answers once every gold tool was
-called; calls the gold tools that are loaded) with another search plan: the whole task text, again,
+`common.players.WholeTaskModel` is `GoldModel` (it reads only the request; answers once every gold tool
+was called; calls the gold tools that are loaded) with another search plan: the whole task text, again,
 at most `MAX_SEARCHES` times in all; never a tool name or a clause of the task.
 
 `python -m benchmarks.whole_task --out DIR` plays it (and the oracle) with default options on the
@@ -29,20 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import tokens
-from .data import DATA_DIR, _queries, load_dev_queries, real_tools
-from .tokens import GoldModel
+from ..common.data import DATA_DIR, _queries, load_dev_queries, real_tools
+from ..common.players import Task, interleave_tasks, pick_tasks
+from ..tokens import suite as tokens
 
-__all__ = ["MAX_SEARCHES", "SOURCES", "WholeTaskModel", "markdown", "run", "shop_catalog", "wilson_lower"]
+__all__ = ["SOURCES", "markdown", "run", "shop_catalog", "wilson_lower"]
 
-MAX_SEARCHES = 2
 STRATEGIES = ("toolsearch-whole-task", "oracle", "oracle-no-meta")
 TARGET_COMPLETE, TARGET_RATIO = 0.80, 1.3  # issue 34
-
-
-class WholeTaskModel(GoldModel):
-    def next_searches(self, task: str, searched: list[str]) -> list[str]:
-        return [task.strip()] if len(searched) < MAX_SEARCHES else []
 
 
 @dataclass(frozen=True)
@@ -84,14 +78,14 @@ def shop_catalog(size: int) -> list[Any]:
     return [*shop, *(t for t in real_tools() if t.name not in names)][:max(size, len(shop))]
 
 
-def tasks_of(source: str, size: int, limit: int = tokens.MAX_TASKS) -> list[tokens.Task]:
+def tasks_of(source: str, size: int, limit: int = tokens.MAX_TASKS) -> list[Task]:
     if source == "bfcl+seal_tools test":
-        return tokens.pick_tasks(size, limit)
+        return pick_tasks(size, limit)
     if source == "seal_tools dev":
-        return tokens.interleave_tasks({"seal_tools-dev": load_dev_queries("seal_tools")}, size, limit)
+        return interleave_tasks({"seal_tools-dev": load_dev_queries("seal_tools")}, size, limit)
     if source == "shop":
         queries = _queries(DATA_DIR / "shop" / "queries.jsonl", "shop")
-        return tokens.interleave_tasks({"shop": queries}, size, limit,
+        return interleave_tasks({"shop": queries}, size, limit,
                                        known=frozenset(t.name for t in shop_catalog(0)))
     raise ValueError(f"unknown task source {source!r}; choose one of {', '.join(s.name for s in SOURCES)}")
 
@@ -130,7 +124,7 @@ def markdown(result: dict[str, Any]) -> str:
                      for e in result["sources"])
     return f"""# Whole-task searches per catalog (issue 34)
 
-The scripted model `benchmarks.whole_task.WholeTaskModel` searches with the whole task text, at most twice,
+The scripted model `benchmarks.common.players.WholeTaskModel` searches with the whole task text, at most twice,
 then calls every gold tool that is loaded; the tasks are each source's multi-tool requests (2+ gold tools, at
 most {tokens.MAX_TASKS}); default options (`SearchConfig()`: no_match="balanced", BM25F), through the real
 `openai` client and `toolsearch.wrap`. Commit {result['commit']}, {result['date']}

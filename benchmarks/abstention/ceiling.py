@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..common.data import ABSTENTION_FILES, DATA_DIR, REPO_ROOT, _read_jsonl, bundled_tools, load_rows, tool_from_row
+from ..common.data import ABSTENTION_SETS, REPO_ROOT, abstention_rows, bundled_tools, load_rows, tool_from_row
 from ..common.engines import build_engine
 from ..common.metrics import recall_at
 from ..common.targets import RECALL_ALLOWANCE
@@ -61,8 +61,7 @@ def _requests(catalog: str) -> list[dict[str, Any]]:
     """Every labelled request of a catalog: unanswerable ones of both parts (the requests some tool of
     this catalog serves are left out) and the answerable control of both parts."""
     out = [{"text": r["query"], "gold": (), "part": part}
-           for part, files in ABSTENTION_FILES.items() for unanswerable, _ in files
-           for r in _read_jsonl(DATA_DIR / "abstention" / unanswerable)
+           for part in ABSTENTION_SETS for r in abstention_rows(part, "unanswerable")
            if catalog not in r.get("answerable_in", ())]
     return out + [{"text": q.text, "gold": q.gold, "part": part}
                   for part in ("calibration", "heldout") for q in abstention.answerable(catalog, part)]

@@ -9,8 +9,8 @@ For each catalog (the bundled skills, BFCL, Seal-Tools) and each part (common/da
   still gets hits, and their Recall@5 next to `bm25f-noabstain` / `hybrid-noabstain` (the same search
   with the rule off).
 
-Which files make each part: `common.data.ABSTENTION_FILES` (ten calibration sets, the last eight of them held
-out until their results were read, and the held-out set; benchmarks/data/abstention/README.md).
+Which sets make each part: `common.data.ABSTENTION_SETS` (twelve calibration sets, the last ten of them
+held out until their results were read, and two held-out sets; benchmarks/data/abstention/README.md).
 
 "heldout" figures were never used to choose anything; the issue-14 targets are judged on them (targets.py
 reads an engine's top-level figures, which are the held-out ones). "calibration" figures are the data
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.data import (ABSTENTION_FILES, ABSTENTION_PARTS, DATA_DIR, Query, _read_jsonl, load_bundled_queries,
+from ..common.data import (ABSTENTION_PARTS, ABSTENTION_SETS, Query, load_abstention_set, load_bundled_queries,
                            load_queries, load_unanswerable, split)
 from ..common.engines import Engine
 from ..common.metrics import score_query
@@ -43,11 +43,11 @@ _HALVES = {"calibration": "tune half", "heldout": "test half"}
 
 def _label(catalog: str, part: str) -> str:
     """What the answerable side of one part is: BFCL's and Seal-Tools' own query halves, or the bundled
-    skills' request files with their sizes."""
+    skills' set files with their answerable rows."""
     if catalog != "bundled":
         return _HALVES[part]
-    return " + ".join(f"{bundled} ({len(_read_jsonl(DATA_DIR / 'abstention' / bundled))})"
-                      for _, bundled in ABSTENTION_FILES[part])
+    return " + ".join(f"{name} ({sum(r['kind'] == 'answerable' for r in load_abstention_set(name))})"
+                      for name in ABSTENTION_SETS[part])
 
 
 def unanswerable(catalog: str, part: str, quick: bool = False) -> list[str]:

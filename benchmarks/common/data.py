@@ -6,8 +6,8 @@ Sources, all offline and committed:
   upstream dev split, `queries_dev.jsonl` (700 queries, never used to tune anything);
 - `benchmarks/data/abstention/`: requests no tool serves (with the catalogs that CAN serve some of them
   listed per request and left out there) and an answerable control for the bundled skills (short
-  requests with their gold tool): the calibration sets the no-good-match rule was tuned on and a
-  held-out set (`ABSTENTION_FILES`);
+  requests with their gold tool): the calibration sets the no-good-match rule was tuned on and the
+  held-out sets, one file per set with a `kind` column (`ABSTENTION_SETS`);
 - the bundled `skills/` folder of this repository;
 - `generate.py`: realistic generated tools for padding past the ~6k real ones.
 
@@ -43,14 +43,17 @@ from .generate import generated_tools
 
 __all__ = [
     "ABSTENTION_CATALOGS",
-    "ABSTENTION_FILES",
+    "ABSTENTION_KINDS",
     "ABSTENTION_PARTS",
+    "ABSTENTION_SETS",
     "DATASETS",
     "DATA_DIR",
     "PARTS",
     "Query",
     "REPO_ROOT",
+    "abstention_rows",
     "bundled_tools",
+    "load_abstention_set",
     "load_bundled_queries",
     "load_dev_queries",
     "load_queries",
@@ -135,11 +138,12 @@ def split(queries: Iterable[Query], which: str) -> tuple[Query, ...]:
 
 
 def _queries(path: Path, dataset: str) -> tuple[Query, ...]:
-    return tuple(
-        Query(id=str(r["id"]), text=r["query"], gold=tuple(r["gold"]), subset=r.get("subset", ""),
-              dataset=dataset)
-        for r in _read_jsonl(path)
-    )
+    return _query_rows(_read_jsonl(path), dataset)
+
+
+def _query_rows(rows: Iterable[dict[str, Any]], dataset: str) -> tuple[Query, ...]:
+    return tuple(Query(id=str(r["id"]), text=r["query"], gold=tuple(r["gold"]), subset=r.get("subset", ""),
+                       dataset=dataset) for r in rows)
 
 
 @functools.cache
@@ -150,27 +154,37 @@ def load_dev_queries(dataset: str) -> tuple[Query, ...]:
     return _queries(DATA_DIR / dataset / "queries_dev.jsonl", dataset)
 
 
-# The files of each abstention part, as (unanswerable, bundled-skill answerable) pairs in the order
-# they were written. A held-out set becomes calibration data once its results have been read closely
-# (data/abstention/README.md): the third pair was the first held-out set, the fourth to twelfth the
-# second to tenth; the held-out part is the eleventh and twelfth, written after them by two more authors
-# (no rule changed between the two).
-ABSTENTION_FILES: dict[str, tuple[tuple[str, str], ...]] = {
-    "calibration": (("unanswerable.jsonl", "bundled_queries.jsonl"),
-                    ("unanswerable_calibration2.jsonl", "bundled_queries_calibration2.jsonl"),
-                    ("unanswerable_calibration3.jsonl", "bundled_queries_calibration3.jsonl"),
-                    ("unanswerable_calibration4.jsonl", "bundled_queries_calibration4.jsonl"),
-                    ("unanswerable_calibration5.jsonl", "bundled_queries_calibration5.jsonl"),
-                    ("unanswerable_calibration6.jsonl", "bundled_queries_calibration6.jsonl"),
-                    ("unanswerable_calibration7.jsonl", "bundled_queries_calibration7.jsonl"),
-                    ("unanswerable_calibration8.jsonl", "bundled_queries_calibration8.jsonl"),
-                    ("unanswerable_calibration9.jsonl", "bundled_queries_calibration9.jsonl"),
-                    ("unanswerable_calibration10.jsonl", "bundled_queries_calibration10.jsonl"),
-                    ("unanswerable_calibration11.jsonl", "bundled_queries_calibration11.jsonl"),
-                    ("unanswerable_calibration12.jsonl", "bundled_queries_calibration12.jsonl")),
-    "heldout": (("unanswerable_heldout11.jsonl", "bundled_queries_heldout11.jsonl"),
-                ("unanswerable_heldout12.jsonl", "bundled_queries_heldout12.jsonl")),
+# The sets of each abstention part, one file each, in the order they were written. A row is a request
+# no tool serves (`"kind": "unanswerable"`, with the catalogs that do serve it in `answerable_in`) or an
+# answerable control for the bundled skills (`"kind": "answerable"`, with its gold tools). A held-out
+# set becomes calibration data once its results have been read closely (data/abstention/README.md): the
+# third set was the first held-out set, the fourth to twelfth the second to tenth; the held-out part is
+# the eleventh and twelfth, written after them by two more authors (no rule changed between the two).
+ABSTENTION_SETS: dict[str, tuple[str, ...]] = {
+    "calibration": tuple(f"calibration{n}.jsonl" for n in range(1, 13)),
+    "heldout": ("heldout11.jsonl", "heldout12.jsonl"),
 }
+ABSTENTION_KINDS: tuple[str, ...] = ("unanswerable", "answerable")
+
+
+@functools.cache
+def load_abstention_set(name: str) -> tuple[dict[str, Any], ...]:
+    """The rows of one abstention set file (`ABSTENTION_SETS`), each with a valid `kind`."""
+    path = DATA_DIR / "abstention" / name
+    rows = _read_jsonl(path)
+    for number, row in enumerate(rows, start=1):
+        if row.get("kind") not in ABSTENTION_KINDS:
+            raise ValueError(f"{path}: row {number}: `kind` must be one of {', '.join(ABSTENTION_KINDS)}, "
+                             f"got {row.get('kind')!r}")
+    return rows
+
+
+def abstention_rows(part: str, kind: str) -> list[dict[str, Any]]:
+    """The rows of one kind of every set of `part`, set after set in the order of `ABSTENTION_SETS`."""
+    _check_part(part)
+    if kind not in ABSTENTION_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; choose {' or '.join(ABSTENTION_KINDS)}")
+    return [r for name in ABSTENTION_SETS[part] for r in load_abstention_set(name) if r["kind"] == kind]
 
 
 def _check_part(part: str) -> None:
@@ -182,22 +196,18 @@ def _check_part(part: str) -> None:
 def load_unanswerable(catalog: str, part: str = "heldout") -> tuple[str, ...]:
     """Requests no tool of `catalog` ("bundled", "bfcl", "seal_tools") serves: the held-out set (written
     before any run of the rule on it, never tuned on) or the calibration sets the no-good-match rule was
-    tuned on, in the order of `ABSTENTION_FILES`."""
+    tuned on, in the order of `ABSTENTION_SETS`."""
     if catalog not in ABSTENTION_CATALOGS:
         raise ValueError(f"unknown catalog {catalog!r}; choose one of {', '.join(ABSTENTION_CATALOGS)}")
     _check_part(part)
-    return tuple(r["query"] for unanswerable, _ in ABSTENTION_FILES[part]
-                 for r in _read_jsonl(DATA_DIR / "abstention" / unanswerable)
-                 if catalog not in r.get("answerable_in", ()))
+    return tuple(r["query"] for r in abstention_rows(part, "unanswerable") if catalog not in r.get("answerable_in", ()))
 
 
 @functools.cache
 def load_bundled_queries(part: str = "heldout") -> tuple[Query, ...]:
     """Requests for the bundled skills with their gold tool (the answerable control there): held out,
     or the calibration sets."""
-    _check_part(part)
-    return tuple(q for _, bundled in ABSTENTION_FILES[part]
-                 for q in _queries(DATA_DIR / "abstention" / bundled, "bundled"))
+    return _query_rows(abstention_rows(part, "answerable"), "bundled")
 
 
 def query_texts(n: int = 500) -> list[str]:

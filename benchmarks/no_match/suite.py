@@ -46,9 +46,9 @@ TARGET = 0.99  # issue 34: at least 99% of answerable requests keep their hits
 GRID = tuple(round(0.05 * i, 2) for i in range(11))  # q: 0 .. 0.5
 
 SOURCES = {
-    "bundled": "skills/ (62 tools); answerable: benchmarks/data/abstention/bundled_queries*.jsonl (the "
-               "12 calibration sets: strict tuned on them; the 2 held-out sets: never tuned on); "
-               "unanswerable: unanswerable*.jsonl not marked answerable here (same split)",
+    "bundled": "skills/ (62 tools); answerable: the rows of kind answerable of benchmarks/data/abstention/*.jsonl "
+               "(the 12 calibration sets: strict tuned on them; the 2 held-out sets: never tuned on); "
+               "unanswerable: their rows of kind unanswerable not marked answerable here (same split)",
     "bfcl": "benchmarks/data/bfcl (1,702 tools, = /work/shared/eval/bfcl); answerable: queries.jsonl (strict "
             "tuned on the tune half, test half held out); unanswerable: as for bundled",
     "seal_tools": "benchmarks/data/seal_tools (4,076 tools, = /work/shared/eval/seal_tools); answerable: "

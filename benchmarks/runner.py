@@ -1,5 +1,4 @@
-"""Running suites and writing their results: the one entry point of `python -m benchmarks` and
-`toolsearch bench`.
+"""Running suites and writing their results: the entry point of `python -m benchmarks`.
 
 A run writes `<suite>.json` for each suite it ran, then re-renders `results.md` and the plots from every
 suite JSON present in the folder, so running one suite keeps the others' latest figures. A suite whose
@@ -94,7 +93,7 @@ def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
         print(f"plots: skipped: needs matplotlib ({INSTALL_HINT})", file=sys.stderr)
         plots = False
     parts = ["# toolsearch benchmark results", "",
-             "Reproduce: `python -m benchmarks all` (or `toolsearch bench all`) from a checkout; "
+             "Reproduce: `python -m benchmarks all` from a checkout; "
              "`--quick` for a smoke run.", ""]
     for name, result in results.items():
         m = result["machine"]

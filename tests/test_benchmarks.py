@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -369,13 +370,30 @@ def test_runner_writes_json_markdown_and_plots(tmp_path, monkeypatch):
         runner.run("speed", out=tmp_path)
 
 
-def test_cli_bench_verb_and_module_entry_point(tmp_path, monkeypatch, capsys):
+def test_module_entry_point(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(tokens, "run", lambda **kw: {"suite": "tokens", "quick": True, "sizes": []})
     monkeypatch.setattr(runner, "render", lambda out, plots=True: out / "results.md")
-    assert cli_main(["bench", "tokens", "--quick", "--out", str(tmp_path), "--no-plots"]) == 0
+    assert runner.main(["tokens", "--quick", "--out", str(tmp_path), "--no-plots"]) == 0
     assert (tmp_path / "tokens.json").is_file()
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT, capture_output=True, text=True)
+    # what .ci/run does from the root of a fresh clone: the package is found in the current directory
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
     assert done.returncode == 0 and "--quick" in done.stdout
+
+
+def test_the_bench_verb_is_gone_and_the_wheel_ships_no_benchmarks():
+    """The benchmarks need their data (benchmarks/data), the bundled skills and examples of a checkout:
+    `python -m benchmarks` from a checkout is the one way to run them, and no `toolsearch bench` verb
+    promises what an installed wheel cannot do."""
+    import tomllib
+
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["bench", "tokens"])
+    assert exit_.value.code == 2
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert not [p for p in packages if p.split(".")[0] == "benchmarks"]
+    assert ".venv/bin/python -m benchmarks all --quick" in (ROOT / ".ci" / "run").read_text()
 
 
 def test_cli_bench_outside_a_checkout_is_one_clear_line(monkeypatch, capsys, tmp_path):

@@ -90,7 +90,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def cache_summary(plays: list[dict[str, Any]], effective: list[float]) -> dict[str, Any]:
-    """Per-task means of the provider token plays (tokens_responses, tokens_anthropic); `effective` is
+    """Per-task means of the provider token plays (tokens/responses_api.py, tokens/anthropic_api.py); `effective` is
     each play's input priced by its API's cache rules."""
     def mean(key: str) -> float:
         return statistics.fmean(p[key] for p in plays)
@@ -106,7 +106,7 @@ def cache_summary(plays: list[dict[str, Any]], effective: list[float]) -> dict[s
 
 
 def cache_table(result: dict[str, Any], key: str, title: str, note: str) -> str:
-    """The per-API token table of the provider modules (tokens_responses, tokens_anthropic): input,
+    """The per-API token table of the provider modules (tokens/responses_api.py, tokens/anthropic_api.py): input,
     the share read from the simulated prompt cache, effective input, requests and completion."""
     rows = []
     for entry in result["sizes"]:

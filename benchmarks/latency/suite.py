@@ -1,9 +1,9 @@
 """Latency and scale: build, cold open, whole-process search, memory and warm search at 1k, 10k, 100k tools.
 
 Catalogs are the real tools (bundled skills, bfcl, seal_tools: ~5.8k) padded with generated ones
-(generate.py) for the larger sizes, written as a tools.jsonl file; queries are real user requests from
+(common/generate.py) for the larger sizes, written as a tools.jsonl file; queries are real user requests from
 both datasets. toolsearch is measured against bm25s in the same run, each phase in a fresh process
-(latency_worker.py), the way a user meets it:
+(worker.py), the way a user meets it:
 
 - build: catalog file to index on disk with every check on (bm25s given the same text our index reads);
 - cold open: `Searcher.from_path` in a new process, the catalog load included, no collection forced

@@ -80,6 +80,9 @@ class GoldModel:
 
 
 class WholeTaskModel(GoldModel):
+    """`GoldModel` with issue 14's search plan: the whole task text, again, at most `MAX_SEARCHES` times
+    in all; never a tool name or a clause of the task (real models often search exactly like that)."""
+
     def next_searches(self, task: str, searched: list[str]) -> list[str]:
         return [task.strip()] if len(searched) < MAX_SEARCHES else []
 

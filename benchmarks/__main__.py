@@ -1,4 +1,4 @@
-"""`python -m benchmarks <tokens|quality|latency|all> [--quick] [--out DIR]`."""
+"""`python -m benchmarks <tokens|quality|latency|mcp|all> [--quick] [--out DIR]`."""
 
 import sys
 

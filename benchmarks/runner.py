@@ -1,5 +1,4 @@
-"""Running suites and writing their results: the one entry point of `python -m benchmarks` and
-`toolsearch bench`.
+"""Running suites and writing their results: the entry point of `python -m benchmarks`.
 
 A run writes `<suite>.json` for each suite it ran, then re-renders `results.md` and the plots from every
 suite JSON present in the folder, so running one suite keeps the others' latest figures. A suite whose
@@ -21,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import report, targets
+from .common import report, targets
 
 __all__ = ["NEEDS", "RESULTS_DIR", "SUITES", "main", "missing_parts", "render", "run"]
 
@@ -76,7 +75,7 @@ def run(suite: str, *, quick: bool = False, out: Path = RESULTS_DIR, progress: b
             continue
         start = time.perf_counter()
         options = {"engines": engines} if engines else {}
-        result = importlib.import_module(f".{name}", __package__).run(quick=quick, progress=progress, **options)
+        result = importlib.import_module(f".{name}.suite", __package__).run(quick=quick, progress=progress, **options)
         result["seconds"] = time.perf_counter() - start
         result["machine"] = report.machine()
         report.write_json(out / f"{name}.json", result)
@@ -94,11 +93,11 @@ def render(out: Path = RESULTS_DIR, *, plots: bool = True) -> Path:
         print(f"plots: skipped: needs matplotlib ({INSTALL_HINT})", file=sys.stderr)
         plots = False
     parts = ["# toolsearch benchmark results", "",
-             "Reproduce: `python -m benchmarks all` (or `toolsearch bench all`) from a checkout; "
+             "Reproduce: `python -m benchmarks all` from a checkout; "
              "`--quick` for a smoke run.", ""]
     for name, result in results.items():
         m = result["machine"]
-        module = importlib.import_module(f".{name}", __package__)
+        module = importlib.import_module(f".{name}.suite", __package__)
         parts += [f"## {TITLES[name]}", "",
                   f"_{m['date']}; {m['cpu']} ({m['cores']} cores, {m['memory_gb']} GB), {m['os']}, "
                   f"Python {m['python']}; {'quick mode; ' if result['quick'] else ''}"

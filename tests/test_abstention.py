@@ -1,12 +1,14 @@
-"""The abstention benchmark's data (benchmarks/abstention.py, benchmarks/data/abstention)."""
+"""The abstention benchmark's data (benchmarks/abstention/figures.py, benchmarks/data/abstention)."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks import abstention
-from benchmarks.data import (ABSTENTION_CATALOGS, ABSTENTION_FILES, DATA_DIR, bundled_tools, load_bundled_queries,
-                             load_unanswerable)
+from benchmarks.abstention import figures as abstention
+import pytest
+
+from benchmarks.common.data import (ABSTENTION_CATALOGS, ABSTENTION_SETS, DATA_DIR, abstention_rows, bundled_tools,
+                                    load_abstention_set, load_bundled_queries, load_unanswerable)
 
 FOLDER = DATA_DIR / "abstention"
 
@@ -23,9 +25,13 @@ def _numbered(rows: list[dict]) -> bool:
 def test_every_abstention_file_is_well_formed() -> None:
     names = {t.name for t in bundled_tools()}
     sizes = []
-    for pairs in ABSTENTION_FILES.values():
-        for unanswerable_file, bundled_file in pairs:
-            rows, bundled = _rows(unanswerable_file), _rows(bundled_file)
+    assert sorted(p.name for p in FOLDER.glob("*.jsonl")) == sorted(n for s in ABSTENTION_SETS.values() for n in s)
+    for sets in ABSTENTION_SETS.values():
+        for name in sets:
+            kinds = [r["kind"] for r in _rows(name)]  # one file per set: its unanswerable rows, then its answerable
+            assert kinds == sorted(kinds, reverse=True) and set(kinds) == {"unanswerable", "answerable"}
+            rows = [r for r in _rows(name) if r["kind"] == "unanswerable"]
+            bundled = [r for r in _rows(name) if r["kind"] == "answerable"]
             assert _numbered(rows) and _numbered(bundled)
             assert all(r["gold"] == [] and r["subset"] == "unanswerable" for r in rows)
             assert all(set(r["answerable_in"]) <= set(ABSTENTION_CATALOGS) for r in rows)
@@ -39,8 +45,8 @@ def test_parts_read_their_files_in_order_and_share_no_request() -> None:
     for catalog in ABSTENTION_CATALOGS:
         calibration = abstention.unanswerable(catalog, "calibration")
         assert calibration == list(load_unanswerable(catalog, "calibration"))
-        expected = [r["query"] for name, _ in ABSTENTION_FILES["calibration"] for r in _rows(name)
-                    if catalog not in r["answerable_in"]]
+        expected = [r["query"] for name in ABSTENTION_SETS["calibration"] for r in _rows(name)
+                    if r["kind"] == "unanswerable" and catalog not in r["answerable_in"]]
         assert calibration == expected
         # Held out means new: counted, never printed (held-out texts must not show up in a test report).
         held = {q.lower() for q in abstention.unanswerable(catalog, "heldout")}
@@ -52,4 +58,17 @@ def test_parts_read_their_files_in_order_and_share_no_request() -> None:
     assert held and sum(t in held for t in texts) == 0
     labels = abstention.header("bundled")["answerable_label"]
     assert "heldout" not in labels["calibration"]
-    assert labels["heldout"] == "bundled_queries_heldout11.jsonl (100) + bundled_queries_heldout12.jsonl (100)"
+    assert labels["heldout"] == "heldout11.jsonl (100) + heldout12.jsonl (100)"
+
+
+def test_a_row_without_a_valid_kind_is_an_error_naming_file_and_row(tmp_path, monkeypatch) -> None:
+    from benchmarks.common import data
+
+    (tmp_path / "abstention").mkdir()
+    (tmp_path / "abstention" / "bad.jsonl").write_text(
+        '{"id": "x-0", "kind": "unanswerable", "query": "a", "gold": []}\n{"id": "x-1", "query": "b", "gold": []}\n')
+    monkeypatch.setattr(data, "DATA_DIR", tmp_path)
+    with pytest.raises(ValueError, match=r"bad.jsonl: row 2: `kind` must be one of unanswerable, answerable, got None"):
+        load_abstention_set("bad.jsonl")
+    with pytest.raises(ValueError, match="unknown kind 'both'"):
+        abstention_rows("heldout", "both")

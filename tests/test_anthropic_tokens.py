@@ -1,4 +1,4 @@
-"""`benchmarks/tokens_anthropic.py` on a tiny catalog: the three Messages-API strategies run end to end
+"""`benchmarks/tokens/anthropic_api.py` on a tiny catalog: the three Messages-API strategies run end to end
 through the real anthropic client, and the figures hang together."""
 
 from __future__ import annotations
@@ -7,15 +7,16 @@ import pytest
 
 pytest.importorskip("anthropic")
 
-from benchmarks import tokens, tokens_anthropic  # noqa: E402
-from benchmarks.data import sized_catalog, skills_of  # noqa: E402
+from benchmarks.common import players  # noqa: E402
+from benchmarks.tokens import anthropic_api as tokens_anthropic  # noqa: E402
+from benchmarks.common.data import sized_catalog, skills_of  # noqa: E402
 from toolsearch.index.searcher import Searcher  # noqa: E402
 
 
 def test_the_anthropic_token_benchmark_measures_every_strategy(tmp_path):
     # Which mode reads more from the cache is a benchmark figure (benchmarks/results), not a unit-test
     # claim: on two tasks it turns on a few tokens either way.
-    tasks = tokens.pick_tasks(40, 2)
+    tasks = players.pick_tasks(40, 2)
     catalog = sized_catalog(40, must_include=list(dict.fromkeys(g for t in tasks for g in t.gold)))
     searcher = Searcher(skills_of(catalog), tmp_path)
     try:

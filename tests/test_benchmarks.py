@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from benchmarks import abstention, latency, quality, runner, targets, tokens
-from benchmarks.baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25, tokenize
-from benchmarks.data import (
+from benchmarks import runner
+from benchmarks.abstention import figures as abstention
+from benchmarks.common import players, targets
+from benchmarks.latency import suite as latency
+from benchmarks.quality import suite as quality
+from benchmarks.tokens import suite as tokens
+from benchmarks.common.baselines import BM25S, FastMCPBM25, PydanticAIKeywords, RankBM25, tokenize
+from benchmarks.common.data import (
     ABSTENTION_CATALOGS,
     load_bundled_queries,
     load_dev_queries,
@@ -27,12 +33,12 @@ from benchmarks.data import (
     skills_of,
     tool_from_row,
 )
-from benchmarks.generate import generated_tools
-from benchmarks.metrics import METRICS, average, score_query
-from benchmarks.data import bundled_tools
-from benchmarks.engines import BASELINES, LABELS
-from benchmarks.engines import label as engine_label
-from benchmarks.whole_task import WholeTaskModel
+from benchmarks.common.generate import generated_tools
+from benchmarks.common.metrics import METRICS, average, score_query
+from benchmarks.common.data import bundled_tools
+from benchmarks.common.engines import BASELINES, LABELS
+from benchmarks.common.engines import label as engine_label
+from benchmarks.common.players import WholeTaskModel
 from toolsearch import Catalog, Tool
 from toolsearch.cli import main as cli_main
 
@@ -196,7 +202,7 @@ def _request(messages, tools):
 
 
 def test_gold_model_searches_then_calls_then_answers():
-    model = tokens.GoldModel(["a", "b"])
+    model = players.GoldModel(["a", "b"])
     user = {"role": "user", "content": "Find a thing, and then book the other thing for me."}
     first = model.respond(_request([user], ["tool_search"]))
     (only,) = first["tool_calls"]
@@ -211,7 +217,7 @@ def test_gold_model_searches_then_calls_then_answers():
               {"role": "tool", "tool_call_id": second["tool_calls"][0]["id"], "content": "ok"}]
     third = model.respond(_request(after, ["tool_search", "a"]))
     queries = [json.loads(c["function"]["arguments"])["query"] for c in third["tool_calls"]]
-    assert queries == tokens.search_plan(user["content"])[1:] and "b" not in queries
+    assert queries == players.search_plan(user["content"])[1:] and "b" not in queries
     # nothing more to search and no meta-tool: it gives up in words
     assert "could not find" in model.respond(_request(after, ["a"]))["content"]
 
@@ -364,28 +370,35 @@ def test_runner_writes_json_markdown_and_plots(tmp_path, monkeypatch):
         runner.run("speed", out=tmp_path)
 
 
-def test_cli_bench_verb_and_module_entry_point(tmp_path, monkeypatch, capsys):
+def test_module_entry_point(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(tokens, "run", lambda **kw: {"suite": "tokens", "quick": True, "sizes": []})
     monkeypatch.setattr(runner, "render", lambda out, plots=True: out / "results.md")
-    assert cli_main(["bench", "tokens", "--quick", "--out", str(tmp_path), "--no-plots"]) == 0
+    assert runner.main(["tokens", "--quick", "--out", str(tmp_path), "--no-plots"]) == 0
     assert (tmp_path / "tokens.json").is_file()
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT, capture_output=True, text=True)
+    # what .ci/run does from the root of a fresh clone: the package is found in the current directory
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
     assert done.returncode == 0 and "--quick" in done.stdout
 
 
-def test_cli_bench_outside_a_checkout_is_one_clear_line(monkeypatch, capsys, tmp_path):
-    from toolsearch.cli import bench
+def test_the_bench_verb_is_gone_and_the_wheel_ships_no_benchmarks(capsys):
+    """The benchmarks need their data (benchmarks/data), the bundled skills and examples of a checkout:
+    `python -m benchmarks` from a checkout is the one way to run them, and no `toolsearch bench` verb
+    promises what an installed wheel cannot do."""
+    import tomllib
 
-    monkeypatch.setattr(bench, "__file__", str(tmp_path / "site-packages" / "toolsearch" / "cli" / "bench.py"))
-    monkeypatch.chdir(tmp_path)
-    assert cli_main(["bench", "quality"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "checkout" in err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["bench", "tokens"])
+    assert exit_.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert not [p for p in packages if p.split(".")[0] == "benchmarks"]
+    assert ".venv/bin/python -m benchmarks all --quick" in (ROOT / ".ci" / "run").read_text()
 
 
 @pytest.mark.embed
 def test_embedding_engines_find_the_obvious_tool(tmp_path):
-    from benchmarks.engines import available_rerank_modes, build_engine
+    from benchmarks.common.engines import available_rerank_modes, build_engine
 
     if not available_rerank_modes():
         pytest.skip("the embed extra is not installed")
@@ -397,12 +410,12 @@ def test_embedding_engines_find_the_obvious_tool(tmp_path):
 
 
 def test_abstention_ceiling_reads_the_operating_point_the_issue_sets():
-    """benchmarks/abstention_ceiling.py on made-up evidence: separable catalogs reach full abstention at
+    """benchmarks/abstention/ceiling.py on made-up evidence: separable catalogs reach full abstention at
     95% answered, and the calibrated floor keeps 95% of the calibration part's answerable requests."""
     pytest.importorskip("sklearn")
     import random
 
-    from benchmarks import abstention_ceiling as ceiling
+    from benchmarks.abstention import ceiling
 
     rng = random.Random(3)
 
@@ -430,7 +443,7 @@ def test_abstention_ceiling_with_recall_kept_may_cut_only_requests_the_search_mi
     """The strict ceiling: answerable requests that look unanswerable may lose their hits when their
     tools were not in the rule-off top 5 anyway, not when they were (each costs 1/120 of Recall@5)."""
     pytest.importorskip("sklearn")
-    from benchmarks import abstention_ceiling as ceiling
+    from benchmarks.abstention import ceiling
 
     def catalog(lookalike_recall: float) -> list[dict]:
         def row(answerable: bool, strength: float, recall: float) -> dict:
@@ -450,6 +463,6 @@ def test_the_benchmarks_shared_embedder_keeps_the_models_script_check():
     """The hybrid engines search a request in a script the default model does not read by BM25F alone,
     as a user's hybrid does: the memoizing wrapper must pass the check on."""
     pytest.importorskip("sentence_transformers")
-    from benchmarks.engines import shared_embedder
+    from benchmarks.common.engines import shared_embedder
 
     assert shared_embedder().reads("weather in Paris") and not shared_embedder().reads("明天会下雨吗")

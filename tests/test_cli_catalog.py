@@ -135,9 +135,3 @@ def test_verbs_default_to_the_bundled_skills_outside_a_checkout(tmp_path, monkey
     (tmp_path / "skills").mkdir()  # a user's own (empty) folder wins over the bundled one
     assert default_catalog_path().resolve() == (tmp_path / "skills").resolve()
 
-
-def test_bench_verb_offers_every_benchmark_suite() -> None:
-    from benchmarks.runner import SUITES as RUNNER_SUITES
-    from toolsearch.cli.bench import SUITES
-
-    assert SUITES == (*RUNNER_SUITES, "all")

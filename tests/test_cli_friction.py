@@ -200,44 +200,6 @@ def test_search_rerank_prints_the_embedding_code_s_progress(monkeypatch, capsys)
     assert not logging_.getLogger("toolsearch.embed").handlers  # main() took its handler away
 
 
-# --- bench: the extra installs every suite's parts; a suite without them is skipped in one line -----
-
-def _runner():
-    import sys
-
-    sys.path.insert(0, str(REPO))
-    from benchmarks import runner
-
-    return runner
-
-
-def test_the_bench_extra_installs_what_every_suite_needs():
-    import re
-    import tomllib
-
-    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bench"]
-    names = {re.split(r"[<>=!\[ ;]", requirement)[0] for requirement in extra}
-    runner = _runner()
-    assert set(runner.NEEDS) == set(runner.SUITES)
-    for suite, needs in runner.NEEDS.items():
-        for need in needs:
-            name = need.rpartition(":")[2].replace("_", "-")
-            assert any(n == name or n.startswith(name + "-") for n in names), (suite, name, names)
-
-
-def test_bench_all_skips_a_suite_whose_parts_are_missing_with_one_line(tmp_path, monkeypatch, capsys):
-    runner = _runner()
-    monkeypatch.setattr(runner, "SUITES", ("tokens", "mcp"))
-    monkeypatch.setattr(runner, "NEEDS", {"tokens": ("command:no-such-server-32",), "mcp": ("no_such_module_32",)})
-    assert main(["bench", "all", "--quick", "--out", str(tmp_path), "--no-plots"]) == 0
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["tokens: skipped: needs no-such-server-32 (pip install -e '.[bench]')",
-                   "mcp: skipped: needs no-such-module-32 (pip install -e '.[bench]')"]
-    assert main(["bench", "mcp", "--quick", "--out", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip() == ("toolsearch bench: error: the mcp benchmark needs "
-                                               "no-such-module-32: pip install -e '.[bench]'")
-
-
 # --- echoed input is cut ------------------------------------------------------------------------------
 
 def test_echo_cuts_long_text_and_quotes_short_text():

@@ -168,22 +168,6 @@ def test_a_bad_item_of_a_tool_list_costs_only_itself(tmp_path):
     assert [p.field.split(".")[0] for p in loaded.problems] == ["[1]", "[2]"]
 
 
-# --- item 15: bench --quick never overwrites the published results --------------------------------
-
-def test_quick_bench_writes_outside_the_published_results(monkeypatch, capsys):
-    sys.path.insert(0, str(REPO))
-    from benchmarks import runner
-
-    seen = []
-    monkeypatch.setattr(runner, "run", lambda suite, **kw: seen.append(kw["out"]))
-    monkeypatch.setattr(runner, "render", lambda *a, **k: None)
-    assert main(["bench", "tokens", "--quick"]) == 0
-    assert runner.main(["tokens", "--quick"]) == 0
-    assert main(["bench", "tokens"]) == 0
-    assert seen[0] == seen[1] != runner.RESULTS_DIR and not seen[0].is_relative_to(REPO / "benchmarks")
-    assert seen[2] == runner.RESULTS_DIR
-
-
 # --- item 16 ---------------------------------------------------------------------------------------
 
 def test_bare_rerank_does_not_swallow_the_query():

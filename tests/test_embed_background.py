@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _embed_helpers import HashingEmbedder
 
-from benchmarks.data import ABSTENTION_FILES, DATA_DIR, _read_jsonl
+from benchmarks.common.data import abstention_rows
 from toolsearch.catalog.model import Skill, Tool
 from toolsearch.catalog.registry import Catalog
 from toolsearch.embed.background import Background, background_requests
@@ -16,8 +16,7 @@ from toolsearch.embed.store import EmbeddingStore
 
 
 def requests_of(part: str) -> list[str]:
-    return [r["query"] for unanswerable, _ in ABSTENTION_FILES[part]
-            for r in _read_jsonl(DATA_DIR / "abstention" / unanswerable)]
+    return [r["query"] for r in abstention_rows(part, "unanswerable")]
 
 
 def test_the_background_is_calibration_requests_and_no_held_out_one():

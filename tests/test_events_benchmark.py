@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.events_overhead import measure, write
+from benchmarks.events_overhead.suite import measure, write
 
 
 def test_the_benchmark_runs_every_variant_and_writes_md_and_json(tmp_path):

@@ -18,7 +18,7 @@ pytest.importorskip("prometheus_client")
 def test_a_short_load_run_completes_both_configurations_without_errors(tmp_path: Path) -> None:
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed (Debian: apt-get install -y redis-server; .ci/run does it)")
-    from benchmarks import gateway_load
+    from benchmarks.gateway_load import suite as gateway_load
 
     assert gateway_load.main(["--sessions", "2", "--seconds", "1", "--out", str(tmp_path)]) == 0
     result = json.loads((tmp_path / "gateway_load.json").read_text())
@@ -35,7 +35,7 @@ def test_a_short_load_run_completes_both_configurations_without_errors(tmp_path:
 
 
 def test_the_load_benchmark_refuses_unbounded_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    from benchmarks import gateway_load
+    from benchmarks.gateway_load import suite as gateway_load
 
     with pytest.raises(SystemExit):
         gateway_load.main(["--sessions", "0"])

@@ -1,6 +1,6 @@
 """Issue 13 item 1: the typo fallback does bounded work for any query (long words, CJK without spaces).
 
-Timing is measured in benchmarks/hostile_queries.py (never in a unit test); here the bound is asserted
+Timing is measured in benchmarks/latency/hostile_queries.py (never in a unit test); here the bound is asserted
 structurally: the candidates a correction checks are capped, and huge words are not corrected at all.
 """
 

@@ -26,21 +26,24 @@ from toolsearch.catalog.skillfile import parse_skill_file
 PACKAGE = Path(__file__).resolve().parent.parent / "toolsearch"
 
 
-def _modules() -> dict[str, tuple[Path, bool]]:
-    """Dotted names relative to `toolsearch` ("" is the package itself) -> (file, is a package)."""
+def _modules(package: Path = PACKAGE) -> dict[str, tuple[Path, bool]]:
+    """Dotted names relative to `package` ("" is the package itself) -> (file, is a package)."""
     out = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         out[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = _modules()
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports (names relative to `package`; also used
+    for `benchmarks/` by tests/test_benchmarks_layers.py)."""
+    top = package.name
+    modules = _modules(package)
     graph: dict[str, set[str]] = {}
     for name, (path, is_package) in modules.items():
-        here = ["toolsearch", *name.split(".")] if name else ["toolsearch"]
+        here = [top, *name.split(".")] if name else [top]
         if not is_package:
             here = here[:-1]
         targets: set[str] = set()
@@ -54,18 +57,18 @@ def import_graph() -> dict[str, set[str]]:
                 else:
                     prefix = node.module or ""
                 for alias in node.names:  # `from pkg import mod` imports pkg.mod; `from pkg import name`, pkg
-                    targets.add(f"{prefix}.{alias.name}" if _is_module(f"{prefix}.{alias.name}") else prefix)
-        local = {t.removeprefix("toolsearch").removeprefix(".") for t in targets
-                 if t == "toolsearch" or t.startswith("toolsearch.")}
+                    dotted = f"{prefix}.{alias.name}"
+                    targets.add(dotted if _is_module(dotted, package) else prefix)
+        local = {t.removeprefix(top).removeprefix(".") for t in targets if t == top or t.startswith(top + ".")}
         graph[name] = {t for t in local if t in modules and t != name}
     return graph
 
 
-def _is_module(dotted: str) -> bool:
-    """Whether `dotted` (absolute) names a module or package of toolsearch, a compiled one included."""
-    if dotted != "toolsearch" and not dotted.startswith("toolsearch."):
+def _is_module(dotted: str, package: Path = PACKAGE) -> bool:
+    """Whether `dotted` (absolute) names a module or package of `package`, a compiled one included."""
+    if dotted != package.name and not dotted.startswith(package.name + "."):
         return False
-    path = PACKAGE.parent.joinpath(*dotted.split("."))
+    path = package.parent.joinpath(*dotted.split("."))
     return path.is_dir() or any(path.parent.glob(f"{path.name}.*"))
 
 

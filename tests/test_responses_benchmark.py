@@ -1,10 +1,11 @@
-"""benchmarks/tokens_responses.py: the Responses strategies of the token benchmark, on a small catalog
+"""benchmarks/tokens/responses_api.py: the Responses strategies of the token benchmark, on a small catalog
 (hand-made tasks, so the test does not load the benchmark's datasets)."""
 
 from __future__ import annotations
 
-from benchmarks import tokens, tokens_responses
-from benchmarks.data import Query
+from benchmarks.common import players
+from benchmarks.tokens import responses_api as tokens_responses
+from benchmarks.common.data import Query
 
 from test_interceptor_core import sample_skills
 
@@ -12,9 +13,9 @@ from test_interceptor_core import sample_skills
 def test_responses_strategies_on_a_small_catalog(tmp_path):
     from toolsearch.index.searcher import Searcher
 
-    tasks = [tokens.Task(Query("1", "Get the current weather in Paris and then send an email to Bob about it.",
+    tasks = [players.Task(Query("1", "Get the current weather in Paris and then send an email to Bob about it.",
                                ("get_weather", "send_email"), "multi", "hand")),
-             tokens.Task(Query("2", "Read the file notes.txt and then create a calendar event for the meeting.",
+             players.Task(Query("2", "Read the file notes.txt and then create a calendar event for the meeting.",
                                ("read_file", "create_event"), "multi", "hand"))]
     skills = sample_skills()
     catalog = [t for s in skills for t in s.tools]

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import tokens
-from benchmarks.data import part
+from benchmarks.common import players
+from benchmarks.tokens import suite as tokens
+from benchmarks.common.data import part
 
 
 def test_tasks_come_from_the_test_half_unless_the_tune_half_is_asked_for():
-    test = tokens.pick_tasks(200, 6)
-    tune = tokens.pick_tasks(200, 6, part="tune")
+    test = players.pick_tasks(200, 6)
+    tune = players.pick_tasks(200, 6, part="tune")
     assert test and tune
     assert {part(t.query) for t in test} == {"test"} and {part(t.query) for t in tune} == {"tune"}
     assert all(len(set(t.gold)) >= 2 for t in tune)

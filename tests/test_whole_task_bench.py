@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import whole_task
-from benchmarks.data import DATA_DIR, _read_jsonl
+from benchmarks.whole_task import suite as whole_task
+from benchmarks.common.data import DATA_DIR, _read_jsonl
 
 
 def test_shop_tasks_are_its_multi_tool_requests_over_its_own_tools():

@@ -20,7 +20,6 @@ __all__ = ["main"]
 
 # verb -> module under toolsearch.cli
 COMMANDS: dict[str, str] = {
-    "bench": "bench",
     "call": "call",
     "demo": "demo",
     "examples": "examples",

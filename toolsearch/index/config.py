@@ -14,7 +14,7 @@ the catalog has never seen; a query sharing one rare word with some tool still g
 
 Which data tuned what (issue 14): boosts, k1, b, `min_coverage` and `clause_weight` were chosen on the
 whole query sets, before they were split. Everything added since was tuned on the "tune" half of each
-set (benchmarks.data.part) and is reported on the other half. `hits_per_need` 2, `max_hits` 6 and
+set (benchmarks.common.data.part) and is reported on the other half. `hits_per_need` 2, `max_hits` 6 and
 `min_relative_score` 0.9: token benchmark, 1,000 tools, 40 multi-tool tasks of the tune half, a model
 searching with the whole task at most twice (every gold tool called on 90% of tasks at 1.28x the
 oracle's tool tokens per request, pinned tools aside; with k=5 and no cut: 93% at 1.43x).
@@ -35,7 +35,7 @@ out), answerable: 73 + 43
 bundled-skill requests and the tune halves of BFCL and Seal-Tools. Unanswerable per catalog: bundled
 238, BFCL 158, Seal-Tools 167. The goal: >= 80% abstention, >= 95% answered and Recall@5 equal to the
 rule off, per catalog and engine, with simple rules over per-catalog knobs. Abstention / answerable
-requests that keep hits / their Recall@5 on the calibration sets (benchmarks/abstention.py's measures
+requests that keep hits / their Recall@5 on the calibration sets (benchmarks/abstention/figures.py's measures
 on one tree, 2026-11-23 07:36-07:42 UTC, int8 embeddings; in brackets the rule before: no full-match
 floor, `min_strength` 1.1, gate 0.3 overruled at strength 3.0 only; Recall@5 with the rule off:
 0.983 / .840 / .913):
@@ -57,7 +57,7 @@ requests sharing one word with their tool, "What is the capital of Brazil?"). Tr
 not kept: a bar growing with the request's length, a middle dense tier (cosine below 0.4 needing
 BM25F strength 1.5-1.8: Seal-Tools 84-88% but BFCL answered 93-95%), a higher dense-only bar, and the
 top tool matching in its name or description (no separation). The held-out figures are in the
-quality report (benchmarks/abstention.py), read once after these choices.
+quality report (benchmarks/abstention/figures.py), read once after these choices.
 
 Third round (2026-11-23, evening): the first held-out set had been read twice, so it joined the
 calibration data (unanswerable: bundled 386, BFCL 223, Seal-Tools 224; bundled answerable 185) and a
@@ -90,7 +90,7 @@ hit alone (BFCL +6 points of abstention for -1.6 of answered, the curve the knob
 a dense gate at 0.36 (BFCL +3.4 points, -0.7 answered; bundled -1.6 answered).
 
 Fifth round (2026-11-23, night): a fifth author's set, run once on the unchanged rule, scored lower again
-(BFCL BM25F 58%, bundled answered 81%). No knob changed. benchmarks/abstention_ceiling.py asked how far
+(BFCL BM25F 58%, bundled answered 81%). No knob changed. benchmarks/abstention/ceiling.py asked how far
 any rule over this evidence could go: a classifier trained on one catalog's own labels reaches 72%
 (BFCL, BM25F) and 85% (hybrid) at 95% answered, and one trained on two catalogs misses the third's
 operating point in five cases of six (84-88% answered, or 52-73% abstained), so the knobs stay where

@@ -23,7 +23,7 @@ spaces, which have no spaces to split them) are never corrected, nor are vocabul
 correctable term), checks at most `MAX_CANDIDATES` candidates, closest letter counts first, with a
 distance computation of at most MAX_TERM_LENGTH^2 steps each, and corrections are cached per (term,
 edits) in a bounded LRU, so the clauses of one long query do not redo the same work. Search times at the
-4,096-character query limit: `python -m benchmarks.hostile_queries`.
+4,096-character query limit: `python -m benchmarks.latency.hostile_queries`.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 `judge` gathers the evidence from a ranking (`Verdict`), and `Verdict.answers` applies the policy of
 `SearchConfig.no_match`: "balanced" (`Verdict.serves`: some tool shares a meaningful word with the
 request), "strict" (`Verdict.strict`: the thresholds calibrated on the project's request sets) or
-"off". Kept apart from the Searcher's flow so that the rule can be measured (benchmarks/no_match.py,
-benchmarks/abstention.py) without touching how queries are ranked.
+"off". Kept apart from the Searcher's flow so that the rule can be measured (benchmarks/no_match/suite.py,
+benchmarks/abstention/figures.py) without touching how queries are ranked.
 
 Why "balanced" is the default (issue 34): the strict rule asks how much of the request the best tools
 hold, and real requests carry arguments (titles, names, places, numbers) that no tool text holds; on

@@ -20,7 +20,7 @@ The merge happens once, when a searcher opens (`Scorer.overlay` of each learned 
 scores): the Searcher's ranking, typo fallback, clauses and no-good-match verdict then see one set of
 fields, and a search costs what it costs without learning.
 
-The weight and the form were chosen on BFCL only (benchmarks/learning.py, which reports the others
+The weight and the form were chosen on BFCL only (benchmarks/learning/suite.py, which reports the others
 as untuned).
 """
 

@@ -40,8 +40,10 @@ TASKS: tuple[tuple[str, str], ...] = (  # (user request, the upstream tool that 
     ("what time is it in Tokyo right now", "get_current_time"),
     ("convert 3pm New York time to London time", "convert_time"),
     ("show the commit log of my repository", "git_log"),  # no bundled git here: no prefix
-    ("stage a file for the next commit", "git_add"),
-    ("create a new branch from main", "git_create_branch"),
+    # The example offers git's read tools only (its write tools are excluded): two read requests
+    # replaced "stage a file" (git_add) and "create a branch" (git_create_branch), which it no longer has.
+    ("list the branches of my repository", "git_branch"),
+    ("show what I changed but have not staged yet", "git_diff_unstaged"),
     ("show the diff of staged changes", "git_diff_staged"),
 )
 

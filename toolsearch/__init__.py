@@ -30,6 +30,10 @@ from .catalog import expanders as _expanders
 # The composition root: skill files' `mcp:` blocks are expanded by the MCP layer, which the catalog
 # (the lowest layer) never imports. Registered by name, so the import happens only for such a file.
 _expanders.register_lazy("mcp", "toolsearch.mcp.skills:MCP_EXPANDER")
+# Likewise `SearchConfig(rerank="hybrid", ...)`: the index never imports the embedding rerank; the
+# factory above both builds it, and the index imports it by this name when such settings are first
+# used (index/reranker.py `rerank_factory`; a plain string, so `import toolsearch` loads no index).
+RERANK_FACTORY = "toolsearch.rerank:FACTORY"
 
 __all__ = sorted(
     [
@@ -51,6 +55,7 @@ __all__ = sorted(
         "Problem",
         "Profile",
         "Registry",
+        "RerankConfig",
         "ReloadReport",
         "Report",
         "Retriever",
@@ -72,6 +77,7 @@ __all__ = sorted(
         "ToolSearchError",
         "ToolTimeoutError",
         "__version__",
+        "build_reranker",
         "bundled_skills_path",
         "count_tokens",
         "export_tool",
@@ -107,8 +113,9 @@ _LAZY: dict[str, str] = {
     "count_tokens": "tokens",
     # Searcher/SearchConfig load numpy and the index; the embed extra is numpy-only until a model is used.
     **dict.fromkeys(("Searcher", "SearchConfig"), "index"),
-    **dict.fromkeys(("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder",
+    **dict.fromkeys(("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder", "RerankConfig",
                      "SentenceTransformerEmbedder"), "embed"),
+    "build_reranker": "rerank",
 }
 
 

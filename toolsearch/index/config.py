@@ -313,8 +313,6 @@ class SearchConfig:
         object.__setattr__(self, "boosts", MappingProxyType(boosts))
         object.__setattr__(self, "field_b", MappingProxyType(dict(self.field_b)))
 
-        if not (isinstance(self.rerank, str) and self.rerank == "off"):  # a mode or settings: validated
-            object.__setattr__(self, "rerank", rerank_factory().settings(self.rerank, {}))
 
     def field_boosts(self) -> list[float]:
         return [float(self.boosts[f]) for f in FIELDS]
@@ -337,13 +335,14 @@ EMBEDDING_KEYWORDS = ("embedder", "rerank_depth", "dense_gate_quantile", "dense_
 
 
 def _accepting_embedding_keywords(generated: Callable[..., None]) -> Callable[..., None]:
-    """The dataclass's __init__, also taking the EMBEDDING_KEYWORDS into the reranker settings."""
+    """The dataclass's __init__, also taking the EMBEDDING_KEYWORDS into the reranker settings: a
+    mode or settings in `rerank` and those keywords become one settings object (a `RerankConfig`)."""
 
     @functools.wraps(generated)
     def __init__(self: SearchConfig, **options: Any) -> None:
         given = {name: options.pop(name) for name in EMBEDDING_KEYWORDS if name in options}
         generated(self, **options)
-        if given:
+        if given or not (isinstance(self.rerank, str) and self.rerank == "off"):  # validated, kept whole
             object.__setattr__(self, "rerank", rerank_factory().settings(self.rerank, given))
 
     return __init__

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 from _embed_helpers import HashingEmbedder
 
-from toolsearch import ConfigError, Registry, RerankConfig, SearchConfig, Searcher, Skill, Tool, build_reranker
+from toolsearch import (
+    ConfigError,
+    Registry,
+    RerankConfig,
+    SearchConfig,
+    Searcher,
+    Skill,
+    Tool,
+    build_reranker,
+)
 from toolsearch.catalog.hits import Hit
 from toolsearch.catalog.registry import Catalog
 from toolsearch.embed.hybrid import EmbeddingReranker

@@ -26,9 +26,9 @@ from .hybrid import EmbeddingReranker
 from .store import EmbeddingStore
 
 __all__ = [
+    "Embedder",
     "EmbeddingReranker",
     "EmbeddingStore",
-    "Embedder",
     "FusionConfig",
     "OpenAIEmbedder",
     "QueryCache",

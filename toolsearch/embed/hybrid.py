@@ -29,8 +29,7 @@ import numpy as np
 from .._errors import ConfigError
 from ..catalog.hits import Hit
 from ..catalog.registry import Catalog
-from ..index.reranker import RerankerBase
-from ..index.reranker import DenseGate
+from ..index.reranker import DenseGate, RerankerBase
 from .background import Background
 from .cache import QueryCache
 from .config import RerankConfig

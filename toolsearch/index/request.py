@@ -151,14 +151,14 @@ class Request:
 
     def rank_one(self, which: int, n: int, judged: int, filtered: bool) -> tuple[list[Ranked], Verdict]:
         """The typo fallback and the no-good-match evidence of the scorer's top `n` for text `which`."""
-        query, words, group, weight, judging = self.query(which)
+        _, _, _, weight, judging = self.query(which)
         ranked = self._ranking(which, False, n, filtered)
         # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
-        if self.config.fuzzy and coverage(ranked[:judged], weight) < self.config.min_coverage:
-            if self.corrections(which):
-                retry = self._ranking(which, True, n, filtered)
-                if coverage(retry[:judged], weight) > coverage(ranked[:judged], weight):
-                    ranked = retry
+        if (self.config.fuzzy and coverage(ranked[:judged], weight) < self.config.min_coverage
+                and self.corrections(which)):
+            retry = self._ranking(which, True, n, filtered)
+            if coverage(retry[:judged], weight) > coverage(ranked[:judged], weight):
+                ranked = retry
         return ranked, judge(ranked, judged, judging)
 
     def query(self, which: int) -> Query:

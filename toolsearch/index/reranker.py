@@ -36,8 +36,17 @@ from .._errors import ConfigError
 from ..catalog.hits import Hit
 from ..catalog.registry import Catalog
 
-__all__ = ["DEFAULT_DEPTH", "DenseGate", "Reranker", "RerankerBase", "RerankerFactory", "adopt", "register_factory",
-           "nearer_everyday", "rerank_factory"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "DenseGate",
+    "Reranker",
+    "RerankerBase",
+    "RerankerFactory",
+    "adopt",
+    "nearer_everyday",
+    "register_factory",
+    "rerank_factory",
+]
 
 DEFAULT_DEPTH = 50  # BM25F candidates a reranker reorders unless it says otherwise
 
@@ -194,7 +203,8 @@ def rerank_factory() -> RerankerFactory:
     global _factory
     with _lock:
         if _factory is None:
-            from .. import RERANK_FACTORY  # the composition root's choice (a name: nothing imported yet)
+            # The composition root's choice: a name, nothing imported yet.
+            from .. import RERANK_FACTORY
 
             _factory = RERANK_FACTORY
         factory = _factory

@@ -13,7 +13,7 @@ A search runs, in order:
 Each search analyses its query once (`request.Request`: its clauses, their scorer queries and
 rankings). A reranker (`reranker.Reranker`, the seam; the embedding rerank is one) is passed in
 built (`toolsearch.rerank.build_reranker`), or built from `SearchConfig(rerank=...)` by the factory
-the package registers: the index never imports `toolsearch.embed`.
+the package names (reranker.py): the index never imports `toolsearch.embed`.
 
 Concurrency: all search state (catalog snapshot, scorer, fuzzy table) lives in one immutable `_State`
 that is swapped by a single reference assignment, so searches never lock and never see a half-applied
@@ -65,6 +65,7 @@ _ALWAYS_KEPT_SEVERAL = 2
 
 # field bit mask -> the field names it stands for (every mask of the few fields)
 _MATCHED = {m: tuple(f for i, f in enumerate(FIELDS) if m >> i & 1) for m in range(1 << len(FIELDS))}
+
 
 @dataclass(frozen=True, eq=False)
 class _State:

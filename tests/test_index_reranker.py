@@ -4,6 +4,7 @@ both sides (toolsearch/rerank.py), and `SearchConfig`'s former embedding fields 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,11 @@ def test_the_factory_builds_what_the_former_searchconfig_fields_described() -> N
     for query in ("read a text file", "what time is it now", "variant 3"):
         assert given.search(query, 3) == searcher.search(query, 3)
     assert build_reranker("off") is None and build_reranker(None) is None
+    # dataclasses.replace keeps the settings and takes the former fields as keywords too
+    changed = replace(legacy, no_match="strict", everyday_lead=0.2)
+    assert changed.rerank == replace(expected, everyday_lead=0.2) and changed.no_match == "strict"
+    assert SearchConfig(dense_gate_quantile=0.5).rerank == RerankConfig(mode="off", dense_gate_quantile=0.5)
+    assert Searcher(_skills(), config=SearchConfig(dense_gate_quantile=0.5)).reranker is None  # no rerank asked
 
 
 def test_bad_reranker_settings_name_the_field_and_the_spelling() -> None:

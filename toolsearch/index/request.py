@@ -57,7 +57,7 @@ class Request:
         self.scorer, self.fuzzy, self.config = scorer, fuzzy, config
         self.text, self.needs = text, needs
         self.allowed, self.keep = allowed, keep
-        if keep is None:
+        if keep is None or keep is allowed:
             self._excluded = 0
         else:
             self._excluded = int((~keep).sum()) if allowed is None else int((allowed & ~keep).sum())

@@ -31,9 +31,7 @@ from .catalog import expanders as _expanders
 # (the lowest layer) never imports. Registered by name, so the import happens only for such a file.
 _expanders.register_lazy("mcp", "toolsearch.mcp.skills:MCP_EXPANDER")
 # Likewise `SearchConfig(rerank="hybrid", ...)`: the index never imports the embedding rerank; the
-# factory above both builds it, and the index imports it by this name when such settings are first
-# used (index/reranker.py `rerank_factory`; a plain string, so `import toolsearch` loads no index).
-RERANK_FACTORY = "toolsearch.rerank:FACTORY"
+# factory above both (toolsearch/rerank.py) builds it, named in _composition.py, which the index reads.
 
 __all__ = sorted(
     [

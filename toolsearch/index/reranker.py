@@ -17,9 +17,9 @@ never probes a reranker for members.
 
 The index is the lower layer: it never imports `toolsearch.embed`. `SearchConfig(rerank="hybrid", ...)`
 (settings the Searcher turns into a reranker itself) reaches the embedding rerank through the factory
-that the composition root, `toolsearch/__init__.py`, names (`RERANK_FACTORY`, "module:attribute"), as
-it registers the catalog's `mcp:` expander (catalog/expanders.py): the choice is written where the
-layers are assembled, and the import happens only when such settings are used. `register_factory`
+that the composition root names (`toolsearch/_composition.py`: `RERANK_FACTORY`, "module:attribute"),
+as `toolsearch/__init__.py` registers the catalog's `mcp:` expander (catalog/expanders.py): the choice
+is written where the layers are assembled, and the import happens only when such settings are used. `register_factory`
 replaces it (a test, an application with rerankers of its own). Callers that build their reranker themselves
 (`toolsearch.rerank.build_reranker`) pass it as `Searcher(..., reranker=...)`.
 """
@@ -203,8 +203,7 @@ def rerank_factory() -> RerankerFactory:
     global _factory
     with _lock:
         if _factory is None:
-            # The composition root's choice: a name, nothing imported yet.
-            from .. import RERANK_FACTORY
+            from .._composition import RERANK_FACTORY  # the composition root's choice: a name
 
             _factory = RERANK_FACTORY
         factory = _factory

@@ -203,7 +203,8 @@ def rerank_factory() -> RerankerFactory:
     global _factory
     with _lock:
         if _factory is None:
-            from .._composition import RERANK_FACTORY  # the composition root's choice: a name
+            # The composition root's choice, a name: nothing above the index is imported yet.
+            from .._composition import RERANK_FACTORY
 
             _factory = RERANK_FACTORY
         factory = _factory

@@ -50,7 +50,7 @@ from .request import Request
 from .reranker import Reranker, adopt, rerank_factory
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
-from .verdict import Evidence
+from .verdict import Evidence, Verdict
 
 __all__ = ["Reranker", "Searcher"]
 
@@ -380,6 +380,11 @@ class Searcher:
             return False
         ranked, verdict, _ = request.rank(k, k, filtered=False)
         return bool(ranked) and verdict.answers(self.config, request.scorer.n_docs)
+
+    def _rank(self, state: _State, text: str, n: int, judged: int, keep: np.ndarray | None,
+              needs: list[str]) -> tuple[list[Ranked], Verdict, frozenset[int]]:
+        """`Request.rank` of `text` over `keep` in one call (what benchmarks/no_match reads)."""
+        return self._request(state, text, keep, keep, needs).rank(n, judged, filtered=False)
 
     def _request(self, state: _State, text: str, keep: np.ndarray | None = None,
                  allowed: np.ndarray | None = None, needs: list[str] | None = None) -> Request:

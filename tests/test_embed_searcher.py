@@ -78,6 +78,23 @@ def test_registry_changes_embed_only_the_changed_skill(tmp_path):
     assert "set_alarm" not in [h.name for h in searcher.search("what hour is it", k=5)]
 
 
+def test_a_hybrid_search_scores_the_query_against_the_tools_once(monkeypatch):
+    """The dense gate and the rerank of one search share the query's cosines (two products before)."""
+    from toolsearch.embed.store import EmbeddingMatrix
+
+    searcher = Searcher(skills(), config=SearchConfig(rerank="hybrid", embedder=HashingEmbedder(synonyms=SYNONYMS)))
+    products = []
+    real = EmbeddingMatrix.similarities
+    monkeypatch.setattr(EmbeddingMatrix, "similarities", lambda self, v: products.append(1) or real(self, v))
+    for query, expected in (("read a text file", "read_file"), ("what hour is it", "now")):
+        products.clear()
+        assert searcher.search(query, k=1)[0].name == expected
+        assert len(products) == 1
+    gated = searcher.reranker.similarities("read a text file")
+    gated[:] = 0  # callers get their own copy: the next search's cosines are untouched
+    assert searcher.search("read a text file", k=1)[0].name == "read_file"
+
+
 # --- with the real model (the embed extra) ------------------------------------------------------------
 
 

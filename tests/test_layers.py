@@ -140,6 +140,38 @@ def test_the_catalog_imports_no_higher_layer() -> None:
     assert not upward, f"the catalog (lowest layer) imports a higher layer: {upward}"
 
 
+def test_the_index_imports_no_reranker_it_is_given() -> None:
+    """Issue 33 section 5: the index declares the reranker seam (index/reranker.py) and the embedding
+    rerank implements it; no module of the index imports `toolsearch.embed` or the factory above both
+    (`toolsearch.rerank`), not even inside a function."""
+    graph = import_graph()
+    upward = sorted(f"{name} -> {target}" for name, targets in graph.items()
+                    if name == "index" or name.startswith("index.")
+                    for target in targets if target.split(".")[0] in ("embed", "rerank"))
+    assert not upward, f"the index imports the embedding rerank: {upward}; declare what it needs in " \
+                       "index/reranker.py and build the reranker in toolsearch/rerank.py"
+    assert "index.reranker" in graph["embed.hybrid"]  # the embedding rerank implements the seam
+    assert {"embed.config", "embed.hybrid"} <= graph["rerank"]  # the factory sits above both
+
+
+def test_searching_without_a_rerank_imports_no_embedding_code() -> None:
+    """In a fresh interpreter: a plain search loads nothing of `toolsearch.embed`, and
+    `SearchConfig(rerank=...)` reaches it through the factory the package names."""
+    script = textwrap.dedent("""
+        import json, sys
+        from toolsearch import SearchConfig, Searcher, Skill, Tool
+        skills = [Skill(name="s", tools=[Tool(name="get_weather", description="weather forecast")])]
+        hits = Searcher(skills).search("weather")
+        plain = sorted(m for m in sys.modules if m.startswith(("toolsearch.embed", "toolsearch.rerank")))
+        config = SearchConfig(rerank="hybrid", rerank_depth=7)
+        print(json.dumps([[h.name for h in hits], plain, type(config.rerank).__name__, config.rerank_depth,
+                          "toolsearch.rerank" in sys.modules]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [["get_weather"], [], "RerankConfig", 7, True]
+
+
 def _write(folder: Path, name: str, text: str) -> Path:
     path = folder / name
     path.write_text(textwrap.dedent(text), encoding="utf-8")

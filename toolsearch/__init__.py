@@ -30,6 +30,8 @@ from .catalog import expanders as _expanders
 # The composition root: skill files' `mcp:` blocks are expanded by the MCP layer, which the catalog
 # (the lowest layer) never imports. Registered by name, so the import happens only for such a file.
 _expanders.register_lazy("mcp", "toolsearch.mcp.skills:MCP_EXPANDER")
+# Likewise `SearchConfig(rerank="hybrid", ...)`: the index never imports the embedding rerank; the
+# factory above both (toolsearch/rerank.py) builds it, named in _composition.py, which the index reads.
 
 __all__ = sorted(
     [
@@ -51,6 +53,7 @@ __all__ = sorted(
         "Problem",
         "Profile",
         "Registry",
+        "RerankConfig",
         "ReloadReport",
         "Report",
         "Retriever",
@@ -72,6 +75,7 @@ __all__ = sorted(
         "ToolSearchError",
         "ToolTimeoutError",
         "__version__",
+        "build_reranker",
         "bundled_skills_path",
         "count_tokens",
         "export_tool",
@@ -107,8 +111,9 @@ _LAZY: dict[str, str] = {
     "count_tokens": "tokens",
     # Searcher/SearchConfig load numpy and the index; the embed extra is numpy-only until a model is used.
     **dict.fromkeys(("Searcher", "SearchConfig"), "index"),
-    **dict.fromkeys(("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder",
+    **dict.fromkeys(("EmbeddingReranker", "Embedder", "FusionConfig", "OpenAIEmbedder", "RerankConfig",
                      "SentenceTransformerEmbedder"), "embed"),
+    "build_reranker": "rerank",
 }
 
 

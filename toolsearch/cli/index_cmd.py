@@ -42,7 +42,12 @@ def run(args: argparse.Namespace) -> int:
     require_index("index", args.index)
     searcher = open_searcher(args, progress=True)
     print(summary(searcher.last_build))
-    sync = getattr(searcher.reranker, "last_sync", None)
+    sync = None
+    if searcher.reranker is not None:
+        from ..embed.hybrid import EmbeddingReranker
+
+        if isinstance(searcher.reranker, EmbeddingReranker):
+            sync = searcher.reranker.last_sync
     if sync is not None:
         print(f"embeddings: {sync}")
     return 0

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         for qid, query in queries:
             reranker = searcher.reranker_for(query)  # None: no --rerank, or a script its model does not read
             if reranker is not None:  # --rerank: fuse the deeper BM25F pool with embeddings
-                pool = searcher.candidates(query, max(args.k, searcher.config.rerank_depth))
+                pool = searcher.candidates(query, max(args.k, reranker.depth))
                 hits = reranker.rerank(query, pool, args.k)
             else:
                 hits = searcher.candidates(query, args.k)

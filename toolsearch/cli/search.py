@@ -64,10 +64,15 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     rerank = getattr(args, "rerank", None) or "off"
     if rerank != "off":
         show_embedding_progress(args.command)
-    # Embedding a large catalog the first time takes a minute: always show that progress.
+    reranker = None
+    if rerank != "off":
+        from ..rerank import build_reranker
+
+        # Embedding a large catalog the first time takes a minute: always show that progress.
+        reranker = build_reranker(rerank, progress=True)
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
-                                  config=SearchConfig(rerank=rerank,
-                                                      no_match=getattr(args, "no_match", None) or "balanced"))
+                                  config=SearchConfig(no_match=getattr(args, "no_match", None) or "balanced"),
+                                  reranker=reranker)
     require_tools(args.catalog, len(searcher.catalog), searcher.problems)
     if args.index is not None:
         record_catalog(args.index, args.catalog)
@@ -135,9 +140,9 @@ def plain_no_match(searcher: Any, query: str, k: int) -> str:
     """Why a request got no tool, in one sentence a user reads (no knob names: those are `--explain`'s)."""
     from ..index.verdict import nearer_everyday
 
-    e, config = searcher.evidence(query, k), searcher.config
+    e, config, dense_knobs = searcher.evidence(query, k), searcher.config, _rerank_settings(searcher)
     dense = e.dense_bars is not None and e.closest is not None
-    if config.no_match == "strict" and dense and nearer_everyday(e.everyday, e.closest, config.everyday_lead):
+    if config.no_match == "strict" and dense and nearer_everyday(e.everyday, e.closest, dense_knobs.everyday_lead):
         return "the request reads like an everyday request rather than one for these tools"
     if config.no_match == "strict" and dense and e.closest < e.dense_bars[0]:  # type: ignore[index]
         return "no tool is close in meaning to the request"
@@ -156,6 +161,7 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
     from ..index.verdict import nearer_everyday
 
     e, config = searcher.evidence(query, k), searcher.config
+    dense_knobs = _rerank_settings(searcher)
     # an English-only model and a request in another script: BM25F alone judged it
     script = "the embedding model does not read the request's script, so words alone decide: " if (
         searcher.reranker is not None and searcher.reranker_for(query) is None) else ""
@@ -163,16 +169,16 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
         return script + (f"no_match balanced: the best tools hold {e.coverage:.0%} of the request's {e.words} "
                 f"meaningful words (idf-weighted; balanced answers from any shared word)"
                 + (f"; best cosine {e.closest:.2f}, short of {e.dense_bars[1]:.2f}, from which the embedding "
-                   f"alone answers (dense_answer_quantile {config.dense_answer_quantile})"
+                   f"alone answers (dense_answer_quantile {dense_knobs.dense_answer_quantile})"
                    if e.dense_bars is not None and e.closest is not None else ""))
     if e.dense_bars is not None and e.closest < e.dense_bars[0]:  # bars come with a cosine
         return (f"no tool embeds near the request: best cosine {e.closest:.2f}, below {e.dense_bars[0]:.2f}, "
-                f"what {config.dense_gate_quantile:.0%} of everyday requests reach in this catalog "
-                f"(dense_gate_quantile; floor min_dense_similarity {config.min_dense_similarity})")
-    if nearer_everyday(e.everyday, e.closest, config.everyday_lead):
+                f"what {dense_knobs.dense_gate_quantile:.0%} of everyday requests reach in this catalog "
+                f"(dense_gate_quantile; floor min_dense_similarity {dense_knobs.min_dense_similarity})")
+    if nearer_everyday(e.everyday, e.closest, dense_knobs.everyday_lead):
         return (f"the request lies nearer everyday requests than any tool: cosine {e.everyday:.2f} to the "
                 f"nearest ones this catalog does not serve as well, {e.closest:.2f} to its best tool "
-                f"(everyday_lead {config.everyday_lead})")
+                f"(everyday_lead {dense_knobs.everyday_lead})")
     text = script
     if e.strength == 0:
         return text + "no tool shares a meaningful word with the request"
@@ -182,5 +188,15 @@ def why_no_match(searcher: Any, query: str, k: int) -> str:
              f"shared word, min_strength {config.min_strength} with two)")
     if e.dense_bars is not None:
         text += (f"; best cosine {e.closest:.2f}, short of {e.dense_bars[1]:.2f}, from which the embedding "
-                 f"alone answers in this catalog (dense_answer_quantile {config.dense_answer_quantile})")
+                 f"alone answers in this catalog (dense_answer_quantile {dense_knobs.dense_answer_quantile})")
     return text
+
+
+def _rerank_settings(searcher: Any) -> Any:
+    """The dense knobs the searcher's reranker judged with (`RerankConfig`; the defaults for no
+    reranker or another kind, whose dense evidence, if any, is its own)."""
+    from ..embed.config import RerankConfig
+    from ..embed.hybrid import EmbeddingReranker
+
+    reranker = searcher.reranker
+    return reranker.config if isinstance(reranker, EmbeddingReranker) else RerankConfig(mode="off")

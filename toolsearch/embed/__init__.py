@@ -10,24 +10,28 @@
     store.py     tool vectors persisted next to the index, recomputed only for changed tools
     cache.py     LRU of query vectors
     fusion.py    the fusion arithmetic and clause splitting (`FusionConfig`, `fuse`)
-    hybrid.py    `EmbeddingReranker`, which the `Searcher` calls for rerank="rerank" / "hybrid"
+    config.py    `RerankConfig`: mode, embedder, candidate depth, fusion and the dense gate's knobs
+    hybrid.py    `EmbeddingReranker`, the Searcher's reranker (index/reranker.py's seam) for
+                 rerank="rerank" / "hybrid"; `toolsearch.rerank.build_reranker` builds one
 
 Nothing here imports sentence-transformers or torch until a model is first used, and with an ONNX
 export of the model on the machine a search process never imports them at all.
 """
 
 from .cache import QueryCache
+from .config import RerankConfig
 from .embedder import Embedder, OpenAIEmbedder, SentenceTransformerEmbedder
 from .fusion import FusionConfig
 from .hybrid import EmbeddingReranker
 from .store import EmbeddingStore
 
 __all__ = [
+    "Embedder",
     "EmbeddingReranker",
     "EmbeddingStore",
-    "Embedder",
     "FusionConfig",
     "OpenAIEmbedder",
     "QueryCache",
+    "RerankConfig",
     "SentenceTransformerEmbedder",
 ]

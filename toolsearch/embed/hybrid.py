@@ -3,10 +3,15 @@
 It owns four moving parts and nothing else: the persisted tool vectors (`EmbeddingStore`, kept in
 step with the Searcher's catalog through `open`/`sync`), the query-vector LRU (`QueryCache`), the
 fusion arithmetic (`fusion.fuse`), and the background requests' best cosines to the catalog
-(`background.Background`, recomputed after the vectors change), from which the Searcher's dense gate
-takes its catalog-relative bars (`dense_bars`) and how near a query lies to everyday requests
-(`everyday_similarity`). The Searcher hands it the top BM25F candidates; it
-returns them reordered, plus (hybrid) tools only the dense ranking found.
+(`background.Background`, recomputed after the vectors change), from which its dense gate for the
+Searcher's no-good-match verdict (`dense_gate`, with the knobs of `RerankConfig`) takes its
+catalog-relative bars (`dense_bars`) and how near a query lies to everyday requests
+(`everyday_similarity`). The Searcher hands it the top `depth` BM25F candidates; it returns them
+reordered, plus (hybrid) tools only the dense ranking found. It implements the whole reranker seam
+(`toolsearch.index.reranker.Reranker`); `toolsearch.rerank.build_reranker` builds one from settings.
+
+A search asks for the query's cosines twice (the gate, then the rerank): the last query's are kept,
+keyed by the vectors they were computed against, so its clauses are embedded and scored once.
 
 The catalog snapshot and the matching vector snapshot are published together as one tuple, so a search
 racing a registry update sees either the old pair or the new pair, never a mix.
@@ -24,8 +29,10 @@ import numpy as np
 from .._errors import ConfigError
 from ..catalog.hits import Hit
 from ..catalog.registry import Catalog
+from ..index.reranker import DenseGate, RerankerBase
 from .background import Background
 from .cache import QueryCache
+from .config import RerankConfig
 from .embedder import Embedder, SentenceTransformerEmbedder
 from .fusion import FusionConfig, fuse, split_clauses
 from .store import EmbeddingMatrix, EmbeddingStore, SyncReport
@@ -38,12 +45,14 @@ Mode = Literal["rerank", "hybrid"]
 _Scale = tuple[EmbeddingMatrix | None, np.ndarray, np.ndarray, dict[tuple[float, ...], tuple[float, ...]]]
 
 
-class EmbeddingReranker:
+class EmbeddingReranker(RerankerBase):
     """Reorders BM25F candidates by fusing them with embedding similarity.
 
     embedder   any `Embedder`; default: the packaged all-MiniLM-L6-v2 (needs the `embed` extra)
     mode       "rerank": reorder BM25F's candidates only; "hybrid": also add dense-only candidates
     fusion     the fusion knobs (`FusionConfig`)
+    config     the candidate depth and the dense gate's knobs (`RerankConfig`; its mode, embedder and
+               fusion are the ones given here: `toolsearch.rerank.build_reranker` passes them all)
     """
 
     def __init__(
@@ -54,6 +63,7 @@ class EmbeddingReranker:
         fusion: FusionConfig | None = None,
         cache_size: int = 1024,
         progress: bool = False,
+        config: RerankConfig | None = None,
     ) -> None:
         if mode not in ("rerank", "hybrid"):
             raise ConfigError(f"EmbeddingReranker mode must be 'rerank' or 'hybrid', got {mode!r}")
@@ -65,6 +75,7 @@ class EmbeddingReranker:
         self.embedder: Embedder = embedder if embedder is not None else SentenceTransformerEmbedder()
         self.mode: Mode = mode
         self.fusion = fusion or FusionConfig()
+        self.config = replace(config or RerankConfig(), mode=mode, embedder=embedder, fusion=self.fusion)
         self.progress = progress
         self.queries = QueryCache(self.embedder, maxsize=cache_size)
         self._store: EmbeddingStore | None = None
@@ -78,12 +89,19 @@ class EmbeddingReranker:
         self._scale_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self.last_sync: SyncReport | None = None
+        # (matrix, query, its cosines to every row): the last query's, replaced whole (see the docstring)
+        self._last: tuple[EmbeddingMatrix | None, str, np.ndarray] = (None, "", np.zeros(0, dtype=np.float32))
 
     def __repr__(self) -> str:
         return f"EmbeddingReranker({self.embedder!r}, mode={self.mode!r})"
 
     @property
-    def wants_all_queries(self) -> bool:
+    def depth(self) -> int:  # type: ignore[override]
+        """BM25F candidates to reorder (`RerankConfig.depth`)."""
+        return self.config.depth
+
+    @property
+    def wants_all_queries(self) -> bool:  # type: ignore[override]
         """Hybrid answers even when BM25F finds nothing good (dense-only candidates may)."""
         return self.mode == "hybrid"
 
@@ -118,7 +136,27 @@ class EmbeddingReranker:
 
     def similarities(self, query: str) -> np.ndarray:
         """Similarity of the query to every tool row (best over the query and its clauses)."""
-        return self._similarities(self._attached()[1], query)
+        return self._similarities(self._attached()[1], query).copy()
+
+    def dense_gate(self, query: str) -> DenseGate | None:
+        """The query's best cosine to any tool (over it and its clauses), the catalog's two bars
+        (`RerankConfig.dense_gate_quantile` and `dense_answer_quantile` of the background requests'
+        best cosines, with their absolute floors) and the query's cosine to its nearest everyday
+        requests (with `RerankConfig.everyday_lead`); None when the gate is off, for an empty query
+        or catalog. Over the whole catalog: a tool the search filters out (exclude=, allow=) still
+        counts as evidence that the request is in its domain."""
+        config = self.config
+        if not config.gated or not query.strip():
+            return None
+        matrix = self._attached()[1]
+        sims = self._similarities(matrix, query)
+        if not len(sims):
+            return None
+        low, high = self.dense_bars(config.dense_gate_quantile, config.dense_answer_quantile)
+        closest = float(sims.max())
+        lead = config.everyday_lead
+        return DenseGate(closest, max(low, config.min_dense_similarity), max(high, config.dense_only_similarity),
+                         self.everyday_similarity(query, closest) if lead is not None else None, lead)
 
     def dense_bars(self, *quantiles: float) -> tuple[float, ...]:
         """The cosines that the given shares (0-1) of the background requests stay below in this
@@ -154,11 +192,17 @@ class EmbeddingReranker:
         return view
 
     def _similarities(self, matrix: EmbeddingMatrix, query: str) -> np.ndarray:
+        last = self._last
+        if last[0] is matrix and last[1] == query:
+            return last[2]
         clauses = split_clauses(query) if self.fusion.clauses else []
         vectors = self.queries.get_many([query, *clauses])
         # Each tool takes its best match among the whole query and its clauses: a tool serving one
         # of several requests is not diluted by the others.
-        return np.max(np.stack([matrix.similarities(v) for v in vectors]), axis=0)
+        sims = np.max(np.stack([matrix.similarities(v) for v in vectors]), axis=0)
+        sims.flags.writeable = False  # shared by the calls of one search: no caller may change it
+        self._last = (matrix, query, sims)
+        return sims
 
     def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]:
         """The fused top `k` (BM25F candidates, reordered; in hybrid mode plus dense-only tools)."""

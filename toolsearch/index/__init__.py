@@ -11,6 +11,8 @@
     config.py        `SearchConfig`
     verdict.py       the no-good-match rule: the evidence a ranking gives, the thresholds applied
     needs.py         a request of several needs: clause fusion, places shared across needs
+    request.py       one search: its clauses, scorer queries and rankings, each computed once
+    reranker.py      the reranker seam (`Reranker`, `RerankerBase`) and the factory SearchConfig(rerank=) uses
     searcher.py      `Searcher`: select:, exact names, BM25F, fuzzy fallback, no-good-match
 """
 

@@ -165,15 +165,17 @@ forces a rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
 from .._errors import ConfigError
 from .documents import FIELDS
+from .reranker import rerank_factory
 
-__all__ = ["DEFAULT_BOOSTS", "SearchConfig"]
+__all__ = ["DEFAULT_BOOSTS", "EMBEDDING_KEYWORDS", "SearchConfig"]
 
 _NO_MATCH = ("balanced", "strict", "off")
 
@@ -235,24 +237,15 @@ class SearchConfig:
     min_full_strength  a best tool holding every meaningful word of the query is a match only at this
                   strength or more (1.0: the weight of one word found in a single tool; "hello"
                   matched in a parameter's documentation is not), scaled down below 300 tools
-    dense_gate_quantile  with an embedding reranker: no good match when the query's best cosine to any
-                  tool (over it and its clauses) is below what this share of everyday requests reaches
-                  in this catalog (`toolsearch.embed.background`; 0: off). A bar relative to the
-                  catalog and the model, since raw cosines shift with both
-    dense_answer_quantile  ... and a query at or above this share's cosine is answered on the dense
-                  evidence alone, even when BM25F finds no good match (dense-only hits when BM25F
-                  finds nothing); between the two bars BM25F's verdict decides
-    min_dense_similarity, dense_only_similarity  absolute floors (cosines) under those two bars: in
-                  a small catalog the everyday requests' quantiles are low, and a tool 0.22 away from
-                  a request is no evidence on its own (model dependent; chosen with all-MiniLM-L6-v2)
-    everyday_lead  ... and no good match when the query's mean cosine to its 3 nearest everyday
-                  requests, among those the catalog reaches less well than it reaches the query,
-                  exceeds its best cosine to any tool by more than this (the request is one of them;
-                  `toolsearch.embed.background`). None: off. A cosine difference, model dependent
-                  (chosen with all-MiniLM-L6-v2)
-    rerank, embedder, rerank_depth
-                  the seam for an embedding rerank (toolsearch.embed): "off" here; a reranker passed
-                  to the Searcher reorders the top `rerank_depth` BM25F candidates
+    rerank        "off" (default), or the embedding rerank the Searcher builds itself: "rerank",
+                  "hybrid" or a `toolsearch.embed.RerankConfig` (its mode, embedder, candidate depth
+                  and dense gate). The index never reads these settings (index/reranker.py): they are
+                  kept as a `RerankConfig`, made by the registered reranker factory. The former fields
+                  `embedder`, `rerank_depth`, `dense_gate_quantile`, `dense_answer_quantile`,
+                  `min_dense_similarity`, `dense_only_similarity` and `everyday_lead` are still accepted
+                  as keywords (and read back) and go to that `RerankConfig`. A reranker passed to the
+                  Searcher (`reranker=`, e.g. from `toolsearch.rerank.build_reranker`) has its own
+                  settings and wins over these
     max_query_chars  longer queries are cut (a runaway prompt must not cost seconds)
     """
 
@@ -278,14 +271,7 @@ class SearchConfig:
     min_matched_idf: float = 0.2
     min_full_strength: float = 1.0
     min_relative_score: float = 0.9
-    dense_gate_quantile: float = 0.6
-    dense_answer_quantile: float = 0.8
-    min_dense_similarity: float = 0.0
-    dense_only_similarity: float = 0.22
-    everyday_lead: float | None = 0.175
-    rerank: Literal["off", "rerank", "hybrid"] = "off"
-    embedder: Any = None
-    rerank_depth: int = 50
+    rerank: Any = "off"  # "off", or a RerankConfig once built (see the class docstring)
     max_query_chars: int = 4096
 
     def __post_init__(self) -> None:
@@ -306,21 +292,14 @@ class SearchConfig:
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"SearchConfig.{name} must be between 0 and 1, got {value}")
         for name in ("min_coverage", "need_coverage", "clause_weight", "min_relative_score",
-                     "min_dense_similarity", "dense_only_similarity", "min_matched_idf", "dense_gate_quantile",
-                     "dense_answer_quantile"):
+                     "min_matched_idf"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"SearchConfig.{name} must be between 0 and 1, got {getattr(self, name)}")
-        if self.everyday_lead is not None and not (
-                isinstance(self.everyday_lead, (int, float)) and 0.0 <= self.everyday_lead <= 2.0):
-            raise ConfigError(f"SearchConfig.everyday_lead must be a cosine difference between 0 and 2, or None "
-                              f"(off), got {self.everyday_lead!r}")
         if self.fuzzy_max_edits not in (0, 1, 2):
             raise ConfigError(f"SearchConfig.fuzzy_max_edits must be 0, 1 or 2, got {self.fuzzy_max_edits}")
         if self.no_match not in _NO_MATCH:
             raise ConfigError(f"SearchConfig.no_match must be one of {', '.join(map(repr, _NO_MATCH))}, "
                               f"got {self.no_match!r}")
-        if self.rerank not in ("off", "rerank", "hybrid"):
-            raise ConfigError(f"SearchConfig.rerank must be 'off', 'rerank' or 'hybrid', got {self.rerank!r}")
         for name in ("min_strength", "min_single_strength", "min_full_strength", "need_strength",
                      "repeat_need_strength"):
             if getattr(self, name) < 0:
@@ -329,13 +308,44 @@ class SearchConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"SearchConfig.{name} must be a positive integer, got {value!r}")
-        if self.rerank_depth < 1 or self.max_query_chars < 1:
-            raise ConfigError("SearchConfig.rerank_depth and max_query_chars must be positive")
+        if self.max_query_chars < 1:
+            raise ConfigError("SearchConfig.max_query_chars must be positive")
         object.__setattr__(self, "boosts", MappingProxyType(boosts))
         object.__setattr__(self, "field_b", MappingProxyType(dict(self.field_b)))
+
 
     def field_boosts(self) -> list[float]:
         return [float(self.boosts[f]) for f in FIELDS]
 
     def field_bs(self) -> list[float]:
         return [float(self.field_b.get(f, self.b)) for f in FIELDS]
+
+    def __getattr__(self, name: str) -> Any:
+        """The former embedding fields, read from the reranker settings (called only for names that
+        are not fields: `config.rerank_depth` as before)."""
+        if name in EMBEDDING_KEYWORDS:
+            return rerank_factory().read(self.__dict__.get("rerank", "off"), name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+# The embedding rerank's settings, once SearchConfig fields: still accepted as keywords, kept in the
+# reranker settings (`rerank`), which the index never reads.
+EMBEDDING_KEYWORDS = ("embedder", "rerank_depth", "dense_gate_quantile", "dense_answer_quantile",
+                      "min_dense_similarity", "dense_only_similarity", "everyday_lead")
+
+
+def _accepting_embedding_keywords(generated: Callable[..., None]) -> Callable[..., None]:
+    """The dataclass's __init__, also taking the EMBEDDING_KEYWORDS into the reranker settings: a
+    mode or settings in `rerank` and those keywords become one settings object (a `RerankConfig`)."""
+
+    @functools.wraps(generated)
+    def __init__(self: SearchConfig, **options: Any) -> None:
+        given = {name: options.pop(name) for name in EMBEDDING_KEYWORDS if name in options}
+        generated(self, **options)
+        if given or not (isinstance(self.rerank, str) and self.rerank == "off"):  # validated, kept whole
+            object.__setattr__(self, "rerank", rerank_factory().settings(self.rerank, given))
+
+    return __init__
+
+
+SearchConfig.__init__ = _accepting_embedding_keywords(SearchConfig.__init__)  # type: ignore[method-assign]

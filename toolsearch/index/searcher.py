@@ -10,6 +10,11 @@ A search runs, in order:
    shares a meaningful word with the request), the answer is an empty list: an honest "no good match"
    instead of noise the model would have to read.
 
+Each search analyses its query once (`request.Request`: its clauses, their scorer queries and
+rankings). A reranker (`reranker.Reranker`, the seam; the embedding rerank is one) is passed in
+built (`toolsearch.rerank.build_reranker`), or built from `SearchConfig(rerank=...)` by the factory
+the package names (reranker.py): the index never imports `toolsearch.embed`.
+
 Concurrency: all search state (catalog snapshot, scorer, fuzzy table) lives in one immutable `_State`
 that is swapped by a single reference assignment, so searches never lock and never see a half-applied
 update; updates are serialized by a lock (and across processes by the store's file lock).
@@ -26,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -35,22 +40,22 @@ from .._text import wire_text
 from ..catalog.hits import Hit, ToolRef
 from ..catalog.model import Skill, Tool
 from ..catalog.registry import Catalog, Registry
-from .analysis import is_cjk, is_compound, query_terms, split_clauses
+from .analysis import split_clauses
 from .config import SearchConfig
 from .documents import FIELDS
-from .fuzzy import FuzzyVocabulary, max_edits_for
-from .needs import allocate, budget, fuse, round_robin
+from .fuzzy import FuzzyVocabulary
+from .needs import budget
 from .postings import Postings
+from .request import Request
+from .reranker import Reranker, adopt, rerank_factory
 from .scoring import Ranked, Scorer
 from .store import BuildReport, IndexStore, catalog_docs, skill_fingerprint
-from .verdict import DenseGate, Evidence, Verdict, coverage, judge, judging_weights
+from .verdict import Evidence, Verdict
 
 __all__ = ["Reranker", "Searcher"]
 
 _SELECT = re.compile(r"^\s*select\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_MAX_CORRECTIONS = 3  # vocabulary terms tried per misspelled query word
-_CLAUSE_DEPTH = 20  # hits per ranking fused for a query of several clauses
 _ALWAYS_KEPT = 3  # hits an adaptive search keeps whatever their score (one need keeps its 3-5)
 # The same for a request of several needs, whose every need's best tool is kept anyway: more places
 # kept unconditionally only load look-alikes of the strongest need (whole-task play, tune half, 5,000
@@ -60,21 +65,6 @@ _ALWAYS_KEPT_SEVERAL = 2
 
 # field bit mask -> the field names it stands for (every mask of the few fields)
 _MATCHED = {m: tuple(f for i, f in enumerate(FIELDS) if m >> i & 1) for m in range(1 << len(FIELDS))}
-
-# (scorer query, meaningful words as (term, word), meaningful term -> word number, idf of each meaningful
-# word, its judging weight)
-_Query = tuple[list[tuple[str, float, int]], list[tuple[str, str]], dict[str, int], list[float], list[float]]
-
-
-class Reranker(Protocol):
-    """Reorders BM25F candidates (the embedding rerank in toolsearch.embed implements this).
-
-    Optional, read with getattr: `similarities(query)` (cosines to every tool: the dense gate is on),
-    `dense_bars(*shares)` (the gate's catalog-relative bars; without it only the absolute floors
-    apply), `everyday_similarity(query, closest)` (how near the query lies to everyday requests) and
-    `wants_all_queries` (dense-only hits when BM25F has none)."""
-
-    def rerank(self, query: str, candidates: list[Hit], k: int) -> list[Hit]: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,18 +124,17 @@ class Searcher:
         *,
         config: SearchConfig | None = None,
         progress: bool = False,
-        reranker: Reranker | None = None,
+        reranker: object = None,
         learned: Any = None,
     ):
         self.config = config or SearchConfig()
         if not isinstance(self.config, SearchConfig):
             raise ConfigError(f"config must be a SearchConfig, got {type(self.config).__name__}")
-        if self.config.rerank != "off" and reranker is None:
-            # Imported here: the embed extra is optional (a missing one raises MissingDependencyError).
-            from ..embed.hybrid import EmbeddingReranker
-
-            reranker = EmbeddingReranker(self.config.embedder, mode=self.config.rerank, progress=progress)
-        self._reranker = reranker
+        if reranker is None and self.config.rerank != "off":
+            # The settings' reranker, from the registered factory (toolsearch.rerank: the embed extra
+            # is optional, and a missing one raises MissingDependencyError there).
+            reranker = rerank_factory().build(self.config.rerank, progress=progress)
+        self._reranker = adopt(reranker)
         if isinstance(source, Registry):
             self.registry = source
         elif isinstance(source, Catalog):
@@ -176,8 +165,8 @@ class Searcher:
             postings = Postings.build(catalog_docs(catalog.skills), len(FIELDS))
             self.last_build = BuildReport("memory", postings.n_docs, time.perf_counter() - start)
         self._state = self._make_state(catalog, postings)
-        if hasattr(reranker, "open"):  # the embedding rerank keeps its vectors next to the index
-            reranker.open(catalog, index_dir)
+        if self._reranker is not None:  # the embedding rerank keeps its vectors next to the index
+            self._reranker.open(catalog, index_dir)
         # A weak reference: a registry outliving its searchers must not keep them (and indexes) alive.
         ref = weakref.ref(self)
         self.registry.subscribe(lambda old, new: (s := ref()) is not None and s._on_change(new))
@@ -218,7 +207,8 @@ class Searcher:
 
     @property
     def reranker(self) -> Reranker | None:
-        """The reranker in use (an `EmbeddingReranker` for SearchConfig(rerank=...)), or None."""
+        """The reranker in use (an `EmbeddingReranker` for SearchConfig(rerank=...)), or None. An
+        object passed as `reranker=` with only a `rerank` method is wrapped (`reranker.adopt`)."""
         return self._reranker
 
     def reranker_for(self, query: str) -> Reranker | None:
@@ -229,8 +219,7 @@ class Searcher:
         Such a query is searched by BM25F alone, which matches Chinese by character bigrams and
         abstains when none is shared."""
         reranker = self._reranker
-        reads = getattr(reranker, "reads", None)
-        return reranker if reads is None or reads(query) else None
+        return reranker if reranker is not None and reranker.reads(query) else None
 
     @property
     def catalog(self) -> Catalog:
@@ -269,7 +258,7 @@ class Searcher:
             changed = [s for s in new.skills if old.get(s.name) is not s and (
                 s.name not in old or skill_fingerprint(old[s.name]) != skill_fingerprint(s))]
             removed = set(old) - {s.name for s in new.skills}
-            if hasattr(self._reranker, "sync"):
+            if self._reranker is not None:
                 self._reranker.sync(new)  # embeds only new or changed tools
             if not changed and not removed:
                 self._state = replace(state, catalog=new)  # e.g. only a handler changed
@@ -320,36 +309,46 @@ class Searcher:
         if direct is not None:
             direct = _kept(direct, state, keep)
             return direct if text.lower().lstrip().startswith("select") else direct[:k]
-        needs = self._needs(text)
-        adaptive = self.config.adaptive_hits if adaptive is None else adaptive
+        # A repeated search also ranks without its exclusions (`_answered_before_exclusion`,
+        # `Request.next_best`): over what `allow` permits.
+        allowed = self._keep(state, (), allow) if exclude else keep
+        return self._answer(state, self._request(state, text, keep, allowed), k, adaptive, bool(exclude))
+
+    def _answer(self, state: _State, request: Request, k: int, adaptive: bool | None, excluding: bool
+                ) -> list[Hit]:
+        """`search` of a query that names no tool (`request`), its dense gate left in `request.gate`."""
+        config, text, needs, keep = self.config, request.text, request.needs, request.keep
+        adaptive = config.adaptive_hits if adaptive is None else adaptive
         reranker = self.reranker_for(text)
         most = self._budget(len(needs), k) if adaptive else k
-        depth = max(most, self.config.rerank_depth) if reranker else most
-        ranked, verdict, tops = self._rank(state, text, depth, k, keep, needs)
+        depth = max(most, reranker.depth) if reranker is not None else most
+        ranked, verdict, tops = request.rank(depth, k, filtered=True)
         n = self._budget(max(len(tops), 1), k) if adaptive else k
-        gate = self._dense_gate(text, reranker)
-        if gate is not None and gate.off_domain(self.config.everyday_lead) and self.config.no_match == "strict":
+        # The reranker's no-good-match evidence (the embedding rerank's dense gate), over the whole
+        # catalog: a tool filtered out by exclude=/allow= still shows the request is in its domain.
+        gate = request.gate = reranker.dense_gate(text) if reranker is not None else None
+        if gate is not None and gate.off_domain() and config.no_match == "strict":
             return []  # the request is an everyday one, not one for this catalog
-        confident = gate is not None and gate.confident(self.config.no_match)
-        if not (ranked and (confident or verdict.answers(self.config, state.scorer.n_docs) or
-                            self._answered_before_exclusion(state, text, k, exclude, allow, needs))):
+        confident = gate is not None and gate.confident(config.no_match)
+        if not (ranked and (confident or verdict.answers(config, state.scorer.n_docs) or
+                            self._answered_before_exclusion(request, k, excluding))):
             # hybrid: dense-only hits when the embedding alone answers, or whenever its gate is off
-            if (confident or gate is None) and getattr(reranker, "wants_all_queries", False):
+            if (confident or gate is None) and reranker is not None and reranker.wants_all_queries:
                 return _kept(reranker.rerank(text, [], n + _extra(keep)), state, keep)[:n]
             return []
-        if adaptive and exclude and needs and keep is not None and not reranker:
-            repeat = self._next_best(state, needs, allow, keep, n)
+        if adaptive and excluding and needs and keep is not None and reranker is None:
+            repeat = request.next_best(n)
             if repeat:
                 return self._hits(state, repeat)
-        if adaptive and self.config.min_relative_score > 0 and not reranker:
+        if adaptive and config.min_relative_score > 0 and reranker is None:
             # Hits well below the best cost the model tokens and are one repeated search away; the
             # first _ALWAYS_KEPT hits and each need's best tool stay whatever their score. (Not with a
             # reranker: it reorders, so BM25F scores say little about its order.)
-            floor = self.config.min_relative_score * ranked[0].score
+            floor = config.min_relative_score * ranked[0].score
             always = _ALWAYS_KEPT_SEVERAL if tops else _ALWAYS_KEPT
             ranked = ranked[:always] + [r for r in ranked[always:n] if r.score >= floor or r.doc in tops]
         hits = self._hits(state, ranked)
-        if reranker:
+        if reranker is not None:
             hits = _kept(reranker.rerank(text, hits, n + _extra(keep)), state, keep)
         return hits[:n]
 
@@ -359,80 +358,39 @@ class Searcher:
         is answered with no ranking evidence."""
         state = self._state
         text, k = self._clean(query, k, state)
-        answered = bool(self.search(query, k))
         if self._direct(state, text) is not None:
-            return Evidence(answered, 0.0, 1.0, 1.0, 0, 0, None)
-        ranked, verdict, _ = self._rank(state, text, k, k, None, self._needs(text))
-        n_docs, gate = state.scorer.n_docs, self._dense_gate(text, self.reranker_for(text))
+            return Evidence(bool(self.search(query, k)), 0.0, 1.0, 1.0, 0, 0, None)
+        request = self._request(state, text)
+        answered = bool(self._answer(state, request, k, None, False))
+        ranked, verdict, _ = request.rank(k, k, filtered=False)
+        n_docs, gate = state.scorer.n_docs, request.gate
         return Evidence(answered, verdict.strength(n_docs) if ranked else 0.0, verdict.coverage,
                         verdict.top_coverage, len(verdict.weights),
                         verdict.distinct_matched(self.config.min_matched_idf, n_docs),
                         gate.closest if gate else None, (gate.low, gate.high) if gate else None,
                         gate.everyday if gate else None)
 
-    def _next_best(self, state: _State, needs: list[str], allow: Callable[[Tool], bool] | None,
-                   keep: np.ndarray, n: int) -> list[Ranked]:
-        """The hits of a repeated search (`keep` leaves out the tools already loaded), need by need.
-
-        A need whose best tool is loaded already was served by the search before; its look-alikes are
-        what the fused ranking would bring next, and what a model repeating its request least needs.
-        So the places go to the clauses that were not served and still match well enough
-        (`repeat_need_strength`, lower than `need_strength`: the repeat says something is missing),
-        strongest first, round-robin over their rankings, `hits_per_need` each, `n` at most (the hit
-        budget of the search). Empty when every matching clause was served: the fused ranking then
-        gives the next-best. (Whole-task play, tune half, 5,000 tools: one more task of 40 complete,
-        where the fused ranking brought look-alikes of the loaded tools.)"""
-        allowed = self._keep(state, (), allow)
-        n_docs = state.scorer.n_docs
-        unserved: list[tuple[float, list[Ranked]]] = []
-        for clause in needs:
-            sub, verdict = self._rank_one(state, clause, _CLAUSE_DEPTH, 1, allowed)
-            if not sub or not keep[sub[0].doc]:
-                continue  # no match, or its best tool is loaded: served
-            strength = verdict.strength(n_docs)
-            if strength >= self.config.repeat_need_strength:
-                unserved.append((strength, [r for r in sub if keep[r.doc]]))
-        unserved.sort(key=lambda t: -t[0])
-        return round_robin([rest for _, rest in unserved], self.config.hits_per_need, n)
-
-    def _answered_before_exclusion(self, state: _State, text: str, k: int, exclude: Collection[str],
-                                   allow: Callable[[Tool], bool] | None, needs: list[str]) -> bool:
+    def _answered_before_exclusion(self, request: Request, k: int, excluding: bool) -> bool:
         """Whether the request has a good match once the excluded tools count again. A repeated search
         excludes the tools a conversation has loaded; those are the evidence that the request is in the
         catalog's domain, so the next-best tools are what was asked for, even when none of them would
         be a good match on its own ("turn it by 20 degrees and flip it": once the flip tool is loaded,
         the rotate tool shares only "turn" with the request)."""
-        if not exclude:
+        if not excluding:
             return False
-        keep = self._keep(state, (), allow)
-        ranked, verdict, _ = self._rank(state, text, k, k, keep, needs)
-        return bool(ranked) and verdict.answers(self.config, state.scorer.n_docs)
+        ranked, verdict, _ = request.rank(k, k, filtered=False)
+        return bool(ranked) and verdict.answers(self.config, request.scorer.n_docs)
 
-    def _dense_gate(self, text: str, reranker: Reranker | None) -> DenseGate | None:
-        """The query's best cosine to any tool (over it and its clauses), the catalog's two bars
-        (`SearchConfig.dense_gate_quantile` and `dense_answer_quantile` of the background requests'
-        best cosines, with their absolute floors) and the query's cosine to its nearest everyday
-        requests (with `SearchConfig.everyday_lead`), when an embedding `reranker` that exposes
-        `similarities` is in use and the gate is on; else None. Over the whole catalog: a tool
-        filtered out by exclude=/allow= still counts as evidence that the request is in its domain."""
-        config = self.config
-        similarities = getattr(reranker, "similarities", None)
-        if similarities is None or not text.strip() or not any((
-                config.dense_gate_quantile, config.dense_answer_quantile,
-                config.min_dense_similarity, config.dense_only_similarity)):
-            return None
-        sims = similarities(text)
-        if not len(sims):
-            return None
-        low = high = 0.0
-        bars = getattr(reranker, "dense_bars", None)
-        if bars is not None:
-            low, high = bars(config.dense_gate_quantile, config.dense_answer_quantile)
-        closest = float(sims.max())
-        everyday = getattr(reranker, "everyday_similarity", None)
-        return DenseGate(closest, max(low, config.min_dense_similarity), max(high, config.dense_only_similarity),
-                         everyday(text, closest) if everyday is not None and config.everyday_lead is not None
-                         else None)
+    def _rank(self, state: _State, text: str, n: int, judged: int, keep: np.ndarray | None,
+              needs: list[str]) -> tuple[list[Ranked], Verdict, frozenset[int]]:
+        """`Request.rank` of `text` over `keep` in one call (what benchmarks/no_match reads)."""
+        return self._request(state, text, keep, keep, needs).rank(n, judged, filtered=False)
+
+    def _request(self, state: _State, text: str, keep: np.ndarray | None = None,
+                 allowed: np.ndarray | None = None, needs: list[str] | None = None) -> Request:
+        """One search of `text` (see request.py): its clauses split here, once."""
+        return Request(state.scorer, state.fuzzy, self.config, text, self._needs(text) if needs is None else needs,
+                       allowed=allowed, keep=keep)
 
     def hit_budget(self, query: str, k: int = 5) -> int:
         """How many hits an adaptive `search(query, k)` may return: `k` for a request of one need; for
@@ -447,7 +405,7 @@ class Searcher:
         needs = self._needs(text)
         if not needs or self._direct(state, text) is not None:
             return k
-        tops = self._rank(state, text, self._budget(len(needs), k), k, None, needs)[2]
+        tops = self._request(state, text, needs=needs).rank(self._budget(len(needs), k), k, filtered=False)[2]
         return self._budget(max(len(tops), 1), k)
 
     def _budget(self, needs: int, k: int) -> int:
@@ -461,7 +419,7 @@ class Searcher:
         """The top `n` BM25F hits without the no-good-match cut (the input of a reranker)."""
         state = self._state
         text, n = self._clean(query, n, state)
-        return self._hits(state, self._rank(state, text, n, n, None, self._needs(text))[0])
+        return self._hits(state, self._request(state, text).rank(n, n, filtered=False)[0])
 
     @staticmethod
     def _keep(state: _State, exclude: Collection[str], allow: Callable[[Tool], bool] | None
@@ -506,117 +464,6 @@ class Searcher:
             return None
         tools = [state.catalog.tools[n] for n in dict.fromkeys(names) if n in state.catalog.tools]
         return [Hit(t.name, 1.0, t.skill, ("name",), t) for t in tools]
-
-    def _rank(self, state: _State, text: str, n: int, judged: int, keep: np.ndarray | None,
-              needs: list[str]) -> tuple[list[Ranked], Verdict, frozenset[int]]:
-        """Top `n`, the evidence for the no-good-match verdict (judged on the whole query's top
-        `judged`) and the best tool of each separate need the query turned out to have (empty for a
-        query of one need); a query of several requests has each one ranked in too and given its share
-        of the places (`_with_clauses`)."""
-        if not needs:
-            ranked, verdict = self._rank_one(state, text, n, judged, keep)
-            return ranked, verdict, frozenset()
-        # Deeper lists to fuse: a tool 6th for the whole query may be 1st for one of its clauses.
-        ranked, verdict = self._rank_one(state, text, max(n, _CLAUSE_DEPTH), judged, keep)
-        if not ranked:
-            return ranked, verdict, frozenset()
-        ranked, tops = self._with_clauses(state, ranked, needs, n, judged, keep)
-        # Judged on the places the needs ended up with: once one need's tools are excluded (loaded
-        # already), the next-best for another need must still count as a match.
-        fused = coverage(ranked[:judged], list(verdict.weights))
-        if fused > verdict.coverage:
-            verdict = replace(verdict, coverage=fused)
-        return ranked, verdict, tops
-
-    def _with_clauses(self, state: _State, ranked: list[Ranked], clauses: list[str],
-                      n: int, judged: int, keep: np.ndarray | None = None
-                      ) -> tuple[list[Ranked], frozenset[int]]:
-        """Fuse the whole query's ranking with each clause's, give each need's best tool one of the
-        first `n` places, and count the needs (needs.py: `fuse`, `allocate`).
-
-        Needs: the clause splitter also cuts off context ("The initial value was $5000", "Can you
-        help me?"), so a clause counts as a need only when its best tool is a strong match
-        (`need_strength`; and covers `need_coverage` of its words); clauses whose best tool is the
-        same count once."""
-        rankings: list[list[Ranked]] = []
-        need_tops: list[int] = []  # the best tool of each clause that is a need, in clause order
-        # (Ranking the clauses together, from one gathering of their postings, measured slower than
-        # one `rank` each: the shared sort of every matched doc costs more than the calls it saves.)
-        for clause in clauses:
-            sub, verdict = self._rank_one(state, clause, max(n, _CLAUSE_DEPTH), 1, keep)
-            if not sub or sub[0].score <= 0:
-                continue
-            if self._is_need(verdict, state) and sub[0].doc not in need_tops:
-                need_tops.append(sub[0].doc)
-            rankings.append(sub)
-        fused, best = fuse(ranked, rankings, self.config.clause_weight)
-        tops = frozenset(need_tops) if len(need_tops) > 1 else frozenset()
-        if not self.config.allocate or not tops or len(fused) <= judged:
-            return fused[:n], tops
-        return allocate(fused, need_tops, n, best), tops
-
-    def _is_need(self, verdict: Verdict, state: _State) -> bool:
-        """Whether a clause, judged on its best tool, is a need of its own (see `_with_clauses`)."""
-        config = self.config
-        return verdict.top_coverage >= config.need_coverage and (
-            config.need_strength <= 0 or verdict.strength(state.scorer.n_docs) >= config.need_strength)
-
-    def _rank_one(self, state: _State, text: str, n: int, judged: int,
-                  keep: np.ndarray | None = None) -> tuple[list[Ranked], Verdict]:
-        query = self._query(state, text)
-        return self._judged(state, query, state.scorer.rank(query[0], n, keep=keep), n, judged, keep)
-
-    @staticmethod
-    def _query(state: _State, text: str) -> _Query:
-        """The scorer's query of `text` with what judging its ranking needs (see `_judged`)."""
-        terms, words = query_terms(text)
-        scorer = state.scorer
-        scorer.prepare(terms)  # the new words' postings scored in one pass, not one df() at a time
-        # A CJK bigram the index has never seen usually spans two words ("询北" of "查询北京"), and an
-        # identifier the index has never seen is a value ("backup_2023.zip"): both are searched, but
-        # are not words whose absence should count against the hits.
-        meaningful, known, weight = [], [], []  # the words, whether the catalog has each, their idf
-        df, idf = scorer.df, scorer.idf
-        for term, _ in words:
-            seen = df(term) > 0
-            if seen or not (is_cjk(term) or is_compound(term)):
-                meaningful.append(term)
-                known.append(seen)
-                weight.append(idf(term))
-        del meaningful[63:], known[63:], weight[63:]  # a Ranked's word mask holds 63
-        group = {t: i for i, t in enumerate(meaningful)}
-        query = [(t, 1.0, group.get(t, -1)) for t in terms]
-        return query, words, group, weight, judging_weights(known, weight)
-
-    def _judged(self, state: _State, q: _Query, ranked: list[Ranked], n: int, judged: int,
-                keep: np.ndarray | None) -> tuple[list[Ranked], Verdict]:
-        """The typo fallback and the no-good-match evidence of `ranked`, the scorer's top `n` for `q`."""
-        query, words, group, weight, judging = q
-        # Typo fallback: judged with unknown words at full weight, so one misspelled word triggers it.
-        if self.config.fuzzy and coverage(ranked[:judged], weight) < self.config.min_coverage:
-            extra = self._corrections(state, [w for w in words if w[0] in group], group)
-            if extra:
-                retry = state.scorer.rank(query + extra, n, keep=keep)
-                if coverage(retry[:judged], weight) > coverage(ranked[:judged], weight):
-                    ranked = retry
-        return ranked, judge(ranked, judged, judging)
-
-    def _corrections(self, state: _State, words: list[tuple[str, str]],
-                     group: dict[str, int]) -> list[tuple[str, float, int]]:
-        extra: list[tuple[str, float, int]] = []
-        for term, word in words:
-            if state.scorer.df(term):
-                continue  # a known word is not a typo
-            # Both the stem and the word: the stemmer mangles a misspelled word differently
-            # ("factorail" stays as it is, while "factorial" is indexed as "factori").
-            edits = max_edits_for(word, self.config.fuzzy_max_edits)
-            found = sorted(set(state.fuzzy.corrections(term, edits))
-                           | set(state.fuzzy.corrections(word, edits)), key=lambda cd: (cd[1], cd[0]))
-            if found:
-                best = found[0][1]
-                closest = [c for c, d in found if d == best][:_MAX_CORRECTIONS]
-                extra.extend((c, self.config.fuzzy_weight, group[term]) for c in closest)
-        return extra
 
     @staticmethod
     def _hits(state: _State, ranked: list[Ranked]) -> list[Hit]:

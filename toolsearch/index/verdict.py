@@ -18,14 +18,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import NamedTuple
 
 from .config import SearchConfig
 from .documents import FIELDS
+from .reranker import DenseGate, nearer_everyday  # a reranker's dense evidence (re-exported: the CLI's)
 from .scoring import Ranked
 
-__all__ = ["Evidence", "Verdict", "coverage", "distinctive", "judge", "judging_weights", "matched_words",
-           "nearer_everyday"]
+__all__ = ["DenseGate", "Evidence", "Verdict", "coverage", "distinctive", "judge", "judging_weights",
+           "matched_words", "nearer_everyday"]
 
 _STRENGTH_FULL_AT = 300  # catalog size from which min_strength applies in full (see Verdict.answers)
 _NAME = 1 << FIELDS.index("name")  # the name field's bit in Ranked.fields
@@ -145,39 +145,6 @@ class Verdict:
             self.distinct_matched(config.min_matched_idf, n_docs) >= 2 and strength >= config.min_strength)
 
 
-class DenseGate(NamedTuple):
-    """The hybrid's dense evidence for one query (`Searcher._dense_gate`): its best cosine to any tool,
-    the bar below which it is no good match, the bar from which the dense evidence alone answers (both
-    relative to the catalog: `SearchConfig.dense_gate_quantile`, `dense_answer_quantile`), and its
-    cosine to the nearest everyday requests the catalog reaches less well (None: not measured)."""
-
-    closest: float
-    low: float
-    high: float
-    everyday: float | None = None
-
-    def confident(self, policy: str) -> bool:
-        """Whether the dense evidence alone answers the request: from the upper bar (always under
-        "off"). Under "balanced" this is the only dense test: a request sharing no word with any tool
-        is answered when it embeds this near one, and one sharing a word is answered however far it
-        embeds (the lower bar and the everyday test are "strict"'s). The lower bar was tried as the
-        balanced one and dropped: in a catalog of four tools everyday requests reach them so poorly
-        that "zebra migration patterns in Kenya" cleared it."""
-        return policy == "off" or self.closest >= self.high
-
-    def off_domain(self, everyday_lead: float | None) -> bool:
-        """No tool embeds nearer the request than most everyday requests come, or everyday requests
-        lie nearer the request than any tool does (`nearer_everyday`)."""
-        return self.closest < self.low or nearer_everyday(self.everyday, self.closest, everyday_lead)
-
-
-def nearer_everyday(everyday: float | None, closest: float | None, everyday_lead: float | None) -> bool:
-    """The request's nearest everyday requests lie nearer it than its best tool, by more than
-    `everyday_lead` (None: the test is off; no measure: not nearer)."""
-    return everyday_lead is not None and everyday is not None and closest is not None and (
-        everyday - closest > everyday_lead)
-
-
 @dataclass(frozen=True)
 class Evidence:
     """What the no-good-match rule saw for one query (`Searcher.evidence`): why a search did or did not
@@ -193,7 +160,7 @@ class Evidence:
     closest       the best cosine between the query and any tool (hybrid), else None
     dense_bars    the catalog's two dense bars, (no good match below, answered from) (hybrid), else None
     everyday      the query's mean cosine to the nearest everyday requests that the catalog reaches less
-                  well than the query (`SearchConfig.everyday_lead`) (hybrid), else None
+                  well than the query (`RerankConfig.everyday_lead`) (hybrid), else None
     """
 
     answered: bool

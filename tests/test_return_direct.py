@@ -240,3 +240,27 @@ def test_anthropic_async(searcher, executor):
     plain, final = asyncio.run(main())
     assert plain.content[0].text == REPORT and plain.toolsearch.returned_direct == ("weather_report",)
     assert final.content[-1].text == REPORT and final.stop_reason == "end_turn"
+
+
+# --- parse(): a structured-output call ended by a direct answer -------------------------------------
+
+def test_parse_returns_a_direct_answer_unparsed(searcher, executor):
+    """`parse()` tried to read a return_direct tool's plain text as the format's JSON and raised."""
+    from pydantic import BaseModel
+
+    class Forecast(BaseModel):
+        city: str
+        summary: str
+
+    script = ScriptedModel([reply(None, search("weather report")),
+                            reply(None, call("weather_report", {"city": "Paris"}))] * 2)
+    with FakeModelServer(script) as server:
+        agent = toolsearch.wrap(server.client(), searcher, execute=True, executor=executor)
+        chat = agent.chat.completions.parse(model="m", messages=[{"role": "user", "content": ASK}],
+                                            response_format=Forecast)
+        responses = agent.responses.parse(model="gpt-4.1", input=ASK, text_format=Forecast)
+    message = chat.choices[0].message
+    assert message.content == REPORT and message.parsed is None
+    assert chat.toolsearch.returned_direct == ("weather_report",)
+    assert responses.output_text == REPORT and responses.output_parsed is None
+    assert responses.toolsearch.returned_direct == ("weather_report",)

@@ -95,7 +95,8 @@ class Completions(Endpoint):
 
     def parse(self, **kwargs: Any) -> Any:
         """`parse()` over the flow: the caller's tools must be strict (as openai requires), the catalog
-        tools are not parsed; the final message's `parsed` comes from `response_format`."""
+        tools are not parsed; the final message's `parsed` comes from `response_format` (None when the
+        answer is a `return_direct` tool's result)."""
         kwargs, finish = _parse_plan(kwargs)
         return finish(self.create(**kwargs))
 
@@ -136,8 +137,11 @@ def _parse_plan(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         kwargs["response_format"] = type_to_response_format_param(response_format)
 
     def finish(final: Any) -> Any:
-        parsed = parse_chat_completion(response_format=response_format, chat_completion=final,
-                                       input_tools=caller_tools)
+        # A return_direct answer is the tools' own text, not the format's JSON: it comes unparsed
+        # (`message.parsed` None, as for a refusal); `toolsearch.returned_direct` says why.
+        direct = bool(final.toolsearch.returned_direct)
+        parsed = parse_chat_completion(response_format=omit if direct else response_format,
+                                       chat_completion=final, input_tools=caller_tools)
         parsed.toolsearch = final.toolsearch  # type: ignore[attr-defined]
         return parsed
 

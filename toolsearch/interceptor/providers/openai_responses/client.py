@@ -86,8 +86,9 @@ class Responses(Endpoint):
         return open_stream(self, kwargs)
 
     def parse(self, **kwargs: Any) -> Any:
-        """`parse()` over the flow: `text_format` shapes the final answer's `parsed`; the caller's
-        pydantic function tools get `parsed_arguments` (catalog tools are not parsed)."""
+        """`parse()` over the flow: `text_format` shapes the final answer's `parsed` (None when the answer
+        is a `return_direct` tool's result); the caller's pydantic function tools get `parsed_arguments`
+        (catalog tools are not parsed)."""
         kwargs, finish = _parse_setup(kwargs)
         return finish(self.create(**kwargs))
 
@@ -143,7 +144,9 @@ def _parse_setup(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         kwargs["tools"] = tools
 
     def finish(final: Any) -> Any:
-        parsed = parse_response(text_format=text_format, input_tools=tools, response=final)
+        # A return_direct answer is the tools' own text, not the format's JSON: it comes unparsed.
+        direct = bool(final.toolsearch.returned_direct)
+        parsed = parse_response(text_format=omit if direct else text_format, input_tools=tools, response=final)
         parsed.toolsearch = final.toolsearch  # type: ignore[attr-defined]
         return parsed
 

@@ -94,13 +94,15 @@ class LearnedView(Searcher):
     def __init__(self, base: Searcher, source: EvidenceFile):
         self._base = base
         self._source = source
+        # Set once when a Searcher opens and read several times per search: held, not looked up.
+        self.config, self._reranker = base.config, base._reranker
         self._learned = None  # Searcher's attribute; the view's evidence comes from `source`
         self._built: tuple[Any, Any, Any] | None = None  # (base state, evidence, the view's state)
         self._building = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
-        # Only for attributes the view does not hold: the base's current ones (registry, config,
-        # reranker, store, problems), so a view never keeps a stale copy.
+        # Only for attributes the view does not hold: the base's current ones (registry, store,
+        # problems, last_build), so a view never keeps a stale copy of what a reload changes.
         base = self.__dict__.get("_base")
         if base is None:
             raise AttributeError(name)

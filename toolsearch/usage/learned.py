@@ -69,10 +69,14 @@ class LearnedEvidence:
     is evidence for each of them only in part (its other words are about the other tools)."""
 
     def __init__(self, tools: dict[str, list[tuple[str, str, float]]] | None = None, *,
-                 max_per_tool: int = 64, per_session: int = 2):
+                 max_per_tool: int = 64, per_session: int = 2,
+                 generated: dict[str, tuple[str, ...]] | None = None):
         if max_per_tool < 1 or per_session < 1:
             raise ConfigError("max_per_tool and per_session must be >= 1")
         self.tools: dict[str, list[tuple[str, str, float]]] = tools or {}
+        # Examples a model wrote (usage/generated.py): not learned, ranked as hand-written examples,
+        # carried here so that a searcher merges both extra fields in one pass. Never saved with it.
+        self.generated: dict[str, tuple[str, ...]] = generated or {}
         self.max_per_tool = max_per_tool
         self.per_session = per_session
 
@@ -173,7 +177,8 @@ def open_learned(learned: LearnedEvidence | str | None, index_dir: str | Path | 
                  ) -> LearnedEvidence | None:
     """What a Searcher ranks with: `learned` itself, a profile's evidence from the index folder
     (a string names the profile), or, when nothing was said, the folder's "default" evidence if
-    `toolsearch learn` left any there. None: rank with the catalog's own text alone."""
+    `toolsearch learn` left any there; with the folder's generated examples (`toolsearch enrich`)
+    either way. None: rank with the catalog's own text alone."""
     if isinstance(learned, LearnedEvidence):
         return learned
     if learned is not None and not isinstance(learned, str):
@@ -182,11 +187,11 @@ def open_learned(learned: LearnedEvidence | str | None, index_dir: str | Path | 
         if learned is not None:
             raise ConfigError("learned=PROFILE reads the evidence in an index folder: pass index_dir too")
         return None
-    path = learned_path(index_dir, learned or DEFAULT_PROFILE)
-    if not path.exists():
-        return None
-    evidence = LearnedEvidence.load(path)
-    return evidence if evidence.tools else None
+    from .generated import generated_path, load_generated
+
+    evidence = LearnedEvidence.load(learned_path(index_dir, learned or DEFAULT_PROFILE))
+    evidence.generated = load_generated(generated_path(index_dir))
+    return evidence if evidence.tools or evidence.generated else None
 
 
 def learn(index_dir: str | Path, usage: str | Path | Iterable[UsageRecord], catalog: Collection[str], *,

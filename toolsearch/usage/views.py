@@ -28,6 +28,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from .._errors import ConfigError
 from ..index.scoring import Scorer
 from ..index.searcher import Searcher
 from ..profiles import NOTHING
+from .generated import generated_path, load_generated
 from .learned import DEFAULT_PROFILE, LearnedEvidence, learned_path
 
 __all__ = ["EvidenceFile", "LearnedView", "ProfileRankings"]
@@ -45,33 +47,36 @@ CHECK_EVERY = 1.0  # seconds between two looks at an evidence file: a stat, from
 
 
 class EvidenceFile:
-    """The learned evidence in one file, reloaded when the file changes (None: no evidence)."""
+    """What one file holds, reloaded when the file changes: a profile's learned evidence (the
+    default `load`), or the generated examples. None: the file is missing or holds nothing."""
 
-    def __init__(self, path: Path | None, *, check_every: float = CHECK_EVERY):
+    def __init__(self, path: Path | None, *, check_every: float = CHECK_EVERY,
+                 load: Callable[[Path], Any] | None = None):
         self.path = path
         self.check_every = check_every
-        self._evidence: LearnedEvidence | None = None
-        self._signature: Any = None  # (mtime_ns, size, inode) of what _evidence was read from
+        self._load = load or _load_learned
+        self._value: Any = None
+        self._signature: Any = None  # (mtime_ns, size, inode) of what _value was read from
         self._next_check = 0.0
         self._lock = threading.Lock()
 
-    def current(self) -> LearnedEvidence | None:
+    def current(self) -> Any:
         if self.path is None or time.monotonic() < self._next_check:
-            return self._evidence
+            return self._value
         if not self._lock.acquire(blocking=False):
-            return self._evidence  # another search is reading the file: the previous evidence meanwhile
+            return self._value  # another search is reading the file: the previous value meanwhile
         try:
             self._next_check = time.monotonic() + self.check_every
             self._reload_if_changed(self.path)
         finally:
             self._lock.release()
-        return self._evidence
+        return self._value
 
     def _reload_if_changed(self, path: Path) -> None:
         try:
             stat = os.stat(path)
         except FileNotFoundError:
-            self._signature, self._evidence = None, None
+            self._signature, self._value = None, None
             return
         except OSError:
             return  # unreadable for now: keep ranking as before
@@ -80,24 +85,30 @@ class EvidenceFile:
             return
         self._signature = signature  # a bad file is reported once, not on every check
         try:
-            evidence = LearnedEvidence.load(path)
+            value = self._load(path)
         except ConfigError as exc:
             log.warning("%s; searches keep the evidence they had", exc)
             return
-        self._evidence = evidence if evidence.tools else None
+        self._value = value or None
+
+
+def _load_learned(path: Path) -> LearnedEvidence | None:
+    evidence = LearnedEvidence.load(path)
+    return evidence if evidence.tools else None
 
 
 class LearnedView(Searcher):
     """`base` ranking with the evidence `source` gives. Searches like a Searcher (every method is
     Searcher's, reading the view's `_state`); `Searcher.__init__` is not run: nothing is opened."""
 
-    def __init__(self, base: Searcher, source: EvidenceFile):
+    def __init__(self, base: Searcher, source: EvidenceFile, generated: EvidenceFile | None = None):
         self._base = base
         self._source = source
+        self._generated = generated or EvidenceFile(None)
         # Set once when a Searcher opens and read several times per search: held, not looked up.
         self.config, self._reranker = base.config, base._reranker
         self._learned = None  # Searcher's attribute; the view's evidence comes from `source`
-        self._built: tuple[Any, Any, Any] | None = None  # (base state, evidence, the view's state)
+        self._built: tuple[Any, ...] | None = None  # (base state, learned, generated, the view's state)
         self._building = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
@@ -110,37 +121,38 @@ class LearnedView(Searcher):
 
     @property
     def _state(self) -> Any:
-        base_state = self._base._state
-        evidence = self._source.current()
+        key = (self._base._state, self._source.current(), self._generated.current())
         built = self._built
-        if built is not None and built[0] is base_state and built[1] is evidence:
-            return built[2]
+        if built is not None and built[0] is key[0] and built[1] is key[1] and built[2] is key[2]:
+            return built[3]
         if not self._building.acquire(blocking=built is None):
-            return built[2]  # type: ignore[index]  # being rebuilt: the previous ranking meanwhile
+            return built[3]  # type: ignore[index]  # being rebuilt: the previous ranking meanwhile
         try:
             built = self._built
-            if built is None or built[0] is not base_state or built[1] is not evidence:
-                built = self._built = (base_state, evidence, self._derive(base_state, evidence))
-            return built[2]
+            if built is None or any(a is not b for a, b in zip(built, key)):
+                built = self._built = (*key, self._derive(*key))
+            return built[3]
         finally:
             self._building.release()
 
-    def _derive(self, base_state: Any, evidence: LearnedEvidence | None) -> Any:
-        if evidence is None and self._base._learned is None:
-            return base_state  # the base ranks without evidence too: share its scorer
+    def _derive(self, base_state: Any, learned: LearnedEvidence | None,
+                generated: dict[str, tuple[str, ...]] | None) -> Any:
+        if learned is None and generated is None and self._base._learned is None:
+            return base_state  # the base ranks with nothing extra either: share its scorer
         from .ranking import with_learned
 
         config = self._base.config
         scorer = Scorer(base_state.scorer.postings, boosts=config.field_boosts(), b=config.field_bs(),
                         k1=config.k1)
-        if evidence is not None:
+        if learned is not None or generated is not None:
+            evidence = LearnedEvidence(learned.tools if learned is not None else {}, generated=generated)
             scorer = with_learned(scorer, evidence)
         return replace(base_state, scorer=scorer)
 
     def use_learned(self, learned: Any) -> None:
         """Rank from now on with `learned` (a LearnedEvidence or None), no longer following a file."""
         source = EvidenceFile(None)
-        source._evidence = learned if isinstance(learned, LearnedEvidence) and learned.tools else None
+        source._value = learned if isinstance(learned, LearnedEvidence) and learned.tools else None
         if learned is not None and not isinstance(learned, LearnedEvidence):
             raise ConfigError(f"a profile's view takes a LearnedEvidence or None, got {type(learned).__name__}")
         self._source = source
@@ -151,12 +163,26 @@ class ProfileRankings:
 
     def __init__(self, searcher: Any, *, check_every: float = CHECK_EVERY):
         self.searcher = searcher
-        self.check_every = check_every
+        self._check_every = check_every
         index_dir = getattr(searcher, "index_dir", None) if isinstance(searcher, Searcher) else None
         # Without an index folder there are no evidence files: the searcher ranks as its owner built it.
         self.index_dir: Path | None = Path(index_dir) if index_dir is not None else None
         self._views: dict[str, LearnedView] = {}
+        # One follower of the generated examples for every profile: they come from the catalog.
+        self._generated = EvidenceFile(generated_path(self.index_dir) if self.index_dir else None,
+                                       check_every=check_every, load=load_generated)
         self._lock = threading.Lock()
+
+    @property
+    def check_every(self) -> float:
+        """Seconds between two looks at an evidence file (0: at every search)."""
+        return self._check_every
+
+    @check_every.setter
+    def check_every(self, seconds: float) -> None:
+        self._check_every = self._generated.check_every = seconds
+        for view in list(self._views.values()):
+            view._source.check_every = seconds
 
     def searcher_for(self, profile: Any) -> Any:
         """The searcher of a session with `profile` (a Profile, a name, or None: no profile)."""
@@ -169,7 +195,7 @@ class ProfileRankings:
                 view = self._views.get(name)
                 if view is None:
                     view = self._views[name] = LearnedView(self.searcher, EvidenceFile(
-                        self._path(name), check_every=self.check_every))
+                        self._path(name), check_every=self._check_every), self._generated)
         return view
 
     def _path(self, name: str) -> Path | None:

@@ -54,8 +54,7 @@ _Postings = dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (docs ascending,
 
 def learned_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Postings:
     """The learned documents' postings over the index's doc numbers (tools not in it are left out)."""
-    return _field_postings({name: [(query, share) for query, _session, share in entries]
-                            for name, entries in evidence.tools.items()}, doc_ids)
+    return _field_postings(evidence.weighted(), doc_ids)
 
 
 def generated_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Postings:

@@ -145,7 +145,8 @@ class LearnedView(Searcher):
         scorer = Scorer(base_state.scorer.postings, boosts=config.field_boosts(), b=config.field_bs(),
                         k1=config.k1)
         if learned is not None or generated is not None:
-            evidence = LearnedEvidence(learned.tools if learned is not None else {}, generated=generated)
+            evidence = LearnedEvidence(learned.tools if learned is not None else {}, generated=generated,
+                                       half_life=learned.half_life if learned is not None else None)
             scorer = with_learned(scorer, evidence)
         return replace(base_state, scorer=scorer)
 

@@ -166,8 +166,10 @@ def measure_scale(size: int = 10_000, count: int = 10_000) -> dict[str, Any]:
 
 
 def measure_latency(rounds: int = 3) -> dict[str, Any]:
-    """Search p50 on BFCL's test half, with and without the tune half learned, interleaved."""
+    """Search p50 on BFCL's test half, with and without the tune half learned, interleaved; "view":
+    with it through a profile's view over the shared index, as each gateway session searches."""
     from toolsearch.usage.learned import learn
+    from toolsearch.usage.views import ProfileRankings
 
     queries = load_queries("bfcl")
     tune = [q for q in queries if part(q) == "tune"]
@@ -178,13 +180,15 @@ def measure_latency(rounds: int = 3) -> dict[str, Any]:
         learn(index_dir, write_usage(tune, Path(tmp) / "usage.jsonl"), plain.catalog)
         learned = _searcher("bfcl", index_dir, False)  # picks the folder's evidence up by itself
         plain.use_learned(None)
-        times: dict[str, list[float]] = {"without": [], "with": []}
-        for q in test:  # warm both: first-use term scoring is not what p50 is about
+        view = ProfileRankings(plain).searcher_for("default")  # the folder's evidence, as a session's
+        times: dict[str, list[float]] = {"without": [], "with": [], "view": []}
+        for q in test:  # warm all: first-use term scoring is not what p50 is about
             plain.search(q.text, 5)
             learned.search(q.text, 5)
+            view.search(q.text, 5)
         for _ in range(rounds):
             for q in test:
-                for label, searcher in (("without", plain), ("with", learned)):
+                for label, searcher in (("without", plain), ("with", learned), ("view", view)):
                     start = time.perf_counter()
                     searcher.search(q.text, 5)
                     times[label].append(time.perf_counter() - start)
@@ -221,7 +225,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"{scale['in_process_seconds']:.2f} s in process (fold, save, and a running searcher merging it "
         f"in: `Searcher.use_learned`).", "",
         f"Search p50 on BFCL's test half ({p50['queries']} queries x {p50['rounds']}, interleaved): "
-        f"{p50['p50_ms_without']:.3f} ms without learned evidence, {p50['p50_ms_with']:.3f} ms with.",
+        f"{p50['p50_ms_without']:.3f} ms without learned evidence, {p50['p50_ms_with']:.3f} ms with, "
+        f"{p50['p50_ms_view']:.3f} ms with it through a profile's view over the shared index (what each "
+        "gateway session searches with: `Gateway.retriever_for`).",
     ]
     sweeps = [r for r in results["quality"] if r["sweep"]]
     for r in sweeps:

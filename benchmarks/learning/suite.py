@@ -83,8 +83,30 @@ def _searcher(dataset: str, index_dir: Path, hybrid: bool) -> Any:
     return Searcher(skills_of(tools), index_dir, config=config)
 
 
-def measure_catalog(dataset: str, which: str, *, hybrid: bool = False, weights: tuple[float, ...] = ()
-                    ) -> dict[str, Any]:
+def _use_centroids(searcher: Any, index_dir: Path) -> None:
+    """The Tool2Vec experiment (usage/centroids.py): the hybrid's dense similarity of a tool becomes
+    the higher of its own cosine and its learned requests' centroid's. Patched into this searcher's
+    reranker here, to measure before a hook in toolsearch/embed is worth asking for."""
+    import numpy as np
+
+    from toolsearch.embed.fusion import split_clauses
+    from toolsearch.usage import LearnedEvidence, learned_path
+    from toolsearch.usage.centroids import LearnedCentroids
+
+    reranker = searcher.reranker
+    matrix = reranker._attached()[1]
+    centroids = LearnedCentroids(LearnedEvidence.load(learned_path(index_dir)), matrix.names, reranker.embedder)
+
+    def similarities(matrix: Any, query: str) -> Any:
+        clauses = split_clauses(query) if reranker.fusion.clauses else []
+        vectors = reranker.queries.get_many([query, *clauses])
+        return np.max(np.stack([centroids.similarities(matrix.similarities(v), v) for v in vectors]), axis=0)
+
+    reranker._similarities = similarities
+
+
+def measure_catalog(dataset: str, which: str, *, hybrid: bool = False, weights: tuple[float, ...] = (),
+                    tool2vec: bool = False) -> dict[str, Any]:
     """Recall@5 of the test half before and after learning the tune half (and per swept weight)."""
     from toolsearch.usage import ranking
     from toolsearch.usage.learned import learn
@@ -100,6 +122,10 @@ def measure_catalog(dataset: str, which: str, *, hybrid: bool = False, weights: 
         report = learn(index_dir, usage, searcher.catalog)
         searcher.use_learned("default")
         after = _recall(searcher, test, hybrid)
+        centroid_after = None
+        if tool2vec and hybrid:
+            _use_centroids(searcher, index_dir)
+            centroid_after = round(_recall(searcher, test, hybrid), 4)
         swept = {}
         default = ranking.LEARNED_WEIGHT
         try:
@@ -116,7 +142,8 @@ def measure_catalog(dataset: str, which: str, *, hybrid: bool = False, weights: 
             "tools": len(searcher.catalog), "learned_from": len(tune), "tested": len(test),
             "learned_requests": report.learned, "recall5_before": round(before, 4),
             "recall5_after": round(after, 4), "gain_points": round(100 * (after - before), 1),
-            "tuned_on": dataset == TUNED_ON and which == "queries", "sweep": swept}
+            "tuned_on": dataset == TUNED_ON and which == "queries", "sweep": swept,
+            **({"recall5_after_tool2vec": centroid_after} if centroid_after is not None else {})}
 
 
 def _scale_usage(tools: list[Any], count: int, path: Path) -> Path:
@@ -229,6 +256,14 @@ def markdown(results: dict[str, Any]) -> str:
         f"{p50['p50_ms_view']:.3f} ms with it through a profile's view over the shared index (what each "
         "gateway session searches with: `Gateway.retriever_for`).",
     ]
+    centroid_rows = [r for r in results["quality"] if "recall5_after_tool2vec" in r]
+    if centroid_rows:
+        lines += ["", "Tool2Vec experiment (`--tool2vec`, hybrid only): each tool's dense similarity the higher of "
+                  "its own cosine and the centroid of its learned requests' embeddings (usage/centroids.py), "
+                  "on top of the learned BM25F field: " + "; ".join(
+                      f"{r['catalog']} {r['recall5_after']:.3f} -> {r['recall5_after_tool2vec']:.3f} "
+                      f"({100 * (r['recall5_after_tool2vec'] - r['recall5_after']):+.1f} points)"
+                      for r in centroid_rows) + "."]
     sweeps = [r for r in results["quality"] if r["sweep"]]
     for r in sweeps:
         lines += ["", f"Weight sweep on {r['catalog']} ({r['engine']}): " +
@@ -240,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.learning", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sweep", action="store_true", help=f"also sweep the weight on {TUNED_ON}")
     parser.add_argument("--hybrid", action="store_true", help="also measure the hybrid (embedding) ranking")
+    parser.add_argument("--tool2vec", action="store_true",
+                        help="with --hybrid: also measure learned-request centroids in the dense part")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     from toolsearch.usage import ranking
@@ -250,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         quality.append(measure_catalog(dataset, which, weights=weights))
         print(json.dumps(quality[-1]), flush=True)
         if args.hybrid:
-            quality.append(measure_catalog(dataset, which, hybrid=True))
+            quality.append(measure_catalog(dataset, which, hybrid=True, tool2vec=args.tool2vec))
             print(json.dumps(quality[-1]), flush=True)
     untuned = [r["gain_points"] for r in quality if not r["tuned_on"] and r["engine"] == "bm25f"]
     results = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "weight": ranking.LEARNED_WEIGHT,

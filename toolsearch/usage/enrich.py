@@ -19,8 +19,9 @@ examples.
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,32 +113,42 @@ def ask_batch(client: Any, model: str, tools: Sequence[Tool], per_tool: int) -> 
 def enrich(client: Any, model: str, tools: Sequence[Tool], path: str | Path, *, per_tool: int = 5,
            batch: int = 8, jobs: int = 4, progress: Callable[[int], None] | None = None) -> EnrichReport:
     """Ask about `tools` in batches of `batch`, `jobs` requests at a time, appending each answer to
-    the generated examples at `path` as it arrives. `progress(n)`: n more tools done. An error of the
-    model API stops the run (what was answered stays saved) and propagates."""
+    the generated examples at `path` as it arrives (one writer: this thread). `progress(n)`: n more
+    tools done. An error of the model API stops the run (what was answered stays saved) and
+    propagates; so does Ctrl-C, without waiting for the requests in flight (daemon workers)."""
     report = EnrichReport(asked=len(tools))
-    batches = [list(tools[i:i + batch]) for i in range(0, len(tools), batch)]
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="toolsearch-enrich")
+    batches: queue.SimpleQueue[list[Tool]] = queue.SimpleQueue()
+    count = 0
+    for i in range(0, len(tools), batch):
+        batches.put(list(tools[i:i + batch]))
+        count += 1
+    answers_of: queue.SimpleQueue[tuple[list[Tool], Any, BaseException | None]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                part = batches.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                answers_of.put((part, ask_batch(client, model, part, per_tool), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which raises it
+                answers_of.put((part, None, exc))
+
+    for n in range(min(max(1, jobs), count)):
+        threading.Thread(target=work, name=f"toolsearch-enrich-{n}", daemon=True).start()
     try:
-        pending: dict[Future[Any], list[Tool]] = {}
-        queue = iter(batches)
-        for part in queue:  # keep `jobs` requests in flight, no more (a stop then wastes few)
-            pending[pool.submit(ask_batch, client, model, part, per_tool)] = part
-            if len(pending) >= jobs:
-                break
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                part = pending.pop(future)
-                answers = future.result()  # an API error stops here
-                append_generated(path, answers, model=model)
-                report.answered += len(answers)
-                report.examples += sum(len(v) for v in answers.values())
-                report.unanswered.extend(t.name for t in part if t.name not in answers)
-                if progress is not None:
-                    progress(len(part))
-                following = next(queue, None)
-                if following is not None:
-                    pending[pool.submit(ask_batch, client, model, following, per_tool)] = following
+        for _ in range(count):
+            part, answers, error = answers_of.get()
+            if error is not None:
+                raise error
+            append_generated(path, answers, model=model)
+            report.answered += len(answers)
+            report.examples += sum(len(v) for v in answers.values())
+            report.unanswered.extend(t.name for t in part if t.name not in answers)
+            if progress is not None:
+                progress(len(part))
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        stop.set()  # workers take no new batch
     return report

@@ -150,3 +150,16 @@ def test_a_running_gateway_follows_a_new_learn_and_keeps_its_evidence_when_the_f
         with caplog.at_level(logging.WARNING, logger="toolsearch.usage"):
             anyio.run(check)
     assert f"learned evidence {beta_file} is unreadable" in caplog.text
+
+
+def test_a_view_follows_its_base_through_a_catalog_reload_keeping_its_evidence(deployment: dict[str, Path]) -> None:
+    from toolsearch import Skill, Tool
+
+    base = Searcher.from_path(deployment["catalog"], deployment["index"])
+    alpha = ProfileRankings(base).searcher_for("alpha")
+    assert names(alpha, "tidings") == ["git_log"]
+    base.registry.put(Skill(name="news", description="News.", tools=[
+        Tool(name="headlines", description="Today's tidings from the newsroom.")]))
+    assert alpha.catalog is base.catalog and "headlines" in alpha.catalog.tools
+    assert set(names(alpha, "tidings")) == {"git_log", "headlines"}  # the new tool, and alpha's evidence
+    assert alpha._state.scorer.postings is base._state.scorer.postings

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -188,6 +189,7 @@ def measure_scale(size: int = 10_000, count: int = 10_000) -> dict[str, Any]:
         searcher.use_learned("default")
         fold_seconds = time.perf_counter() - start
     return {"tools": size, "records": count, "learned_requests": report.learned,
+            "load_average": round(os.getloadavg()[0], 1),
             "cli_seconds": round(cli_seconds, 2), "in_process_seconds": round(fold_seconds, 2),
             "cli_output": done.stdout.strip()}
 
@@ -250,7 +252,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"`toolsearch learn` {scale['cli_seconds']:.2f} s as a fresh process (index built; "
         f"includes starting Python and opening the catalog; the next search's open merges it), "
         f"{scale['in_process_seconds']:.2f} s in process (fold, save, and a running searcher merging it "
-        f"in: `Searcher.use_learned`).", "",
+        f"in: `Searcher.use_learned`); load average {scale.get('load_average', '?')} on the machine's 2 "
+        "cores when it was measured (other work shared them).", "",
         f"Search p50 on BFCL's test half ({p50['queries']} queries x {p50['rounds']}, interleaved): "
         f"{p50['p50_ms_without']:.3f} ms without learned evidence, {p50['p50_ms_with']:.3f} ms with, "
         f"{p50['p50_ms_view']:.3f} ms with it through a profile's view over the shared index (what each "

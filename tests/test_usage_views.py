@@ -13,13 +13,12 @@ from typing import Any
 
 import anyio
 import pytest
+from _gateway_helpers import EXAMPLES, build, serving, text_of
 
 from toolsearch.cli import main
 from toolsearch.index import Searcher
 from toolsearch.usage import learned_path
 from toolsearch.usage.views import ProfileRankings
-
-from _gateway_helpers import EXAMPLES, build, serving, text_of  # noqa: E402
 
 ALICE, BOB = "alice-token-0123456789", "bob-token-9876543210"
 

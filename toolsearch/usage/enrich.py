@@ -133,7 +133,7 @@ def enrich(client: Any, model: str, tools: Sequence[Tool], path: str | Path, *, 
                 return
             try:
                 answers_of.put((part, ask_batch(client, model, part, per_tool), None))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which raises it
+            except BaseException as exc:  # handed to the caller's thread, which raises it
                 answers_of.put((part, None, exc))
 
     for n in range(min(max(1, jobs), count)):

@@ -23,8 +23,14 @@ from .._errors import ConfigError
 from .records import MAX_LINE_BYTES, _lines
 from .store import file_lock
 
-__all__ = ["GENERATED_FILE", "MAX_EXAMPLE_CHARS", "MAX_EXAMPLES", "append_generated", "generated_path",
-           "load_generated"]
+__all__ = [
+    "GENERATED_FILE",
+    "MAX_EXAMPLES",
+    "MAX_EXAMPLE_CHARS",
+    "append_generated",
+    "generated_path",
+    "load_generated",
+]
 
 GENERATED_FILE = "examples.generated.jsonl"
 MAX_EXAMPLES = 10  # per tool: a few requests are the evidence; more only repeat them

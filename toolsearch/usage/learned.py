@@ -237,7 +237,6 @@ def learn(index_dir: str | Path, usage: str | Path | Iterable[UsageRecord], cata
     what `toolsearch learn` does. Only the tools the records name change; `forget` drops tools first.
     `half_life` (seconds) sets the decay saved with the evidence (0: none; None: keep the saved one)."""
     from .records import iter_records
-
     from .store import file_lock
 
     path = learned_path(index_dir, profile)

@@ -31,7 +31,6 @@ as untuned).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np

@@ -68,6 +68,11 @@ def test_each_profile_ranks_with_its_own_evidence_over_one_opened_index(deployme
     assert alpha._state.scorer.postings is beta._state.scorer.postings is base._state.scorer.postings
     assert alpha.catalog is base.catalog and alpha.registry is base.registry
     assert alpha._state.scorer is not beta._state.scorer
+    # A view ranks exactly as a searcher opened with that profile's evidence.
+    own = Searcher.from_path(deployment["catalog"], deployment["index"], learned="beta")
+    for query in ("tidings", "a date yonder", "git log of the repository", "convert a time zone"):
+        assert [(h.name, h.score, h.matched) for h in beta.candidates(query, 5)] == [
+            (h.name, h.score, h.matched) for h in own.candidates(query, 5)]
 
 
 def test_a_profile_whose_name_names_no_file_ranks_with_nothing_learned(deployment: dict[str, Path],

@@ -267,6 +267,10 @@ def markdown(results: dict[str, Any]) -> str:
                       f"{r['catalog']} {r['recall5_after']:.3f} -> {r['recall5_after_tool2vec']:.3f} "
                       f"({100 * (r['recall5_after_tool2vec'] - r['recall5_after']):+.1f} points)"
                       for r in centroid_rows) + "."]
+    lines += ["", "Not measured here: decay (`toolsearch learn --half-life`: the benchmark's requests carry no "
+              "times) and `toolsearch enrich` (no model was available offline; its tests drive the project's "
+              "fake model server, which checks the mechanics, not the gain). A gateway's per-profile views rank "
+              "as a searcher opened with that profile's evidence does, so the table holds for each profile."]
     sweeps = [r for r in results["quality"] if r["sweep"]]
     for r in sweeps:
         lines += ["", f"Weight sweep on {r['catalog']} ({r['engine']}): " +

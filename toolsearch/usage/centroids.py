@@ -5,7 +5,7 @@ centroid of a tool's learned requests (each weighted by its share, decayed like 
 second dense view of the tool: a query's similarity to a tool becomes the higher of its cosine to the
 tool's own vector and to that centroid. Tools with no learned requests keep their own cosine alone.
 
-Not wired into the hybrid yet: benchmarks/learning.py (`--tool2vec`) measures it by giving the
+Not wired into the hybrid yet: benchmarks/learning/suite.py (`--tool2vec`) measures it by giving the
 reranker these similarities, before a hook in toolsearch/embed asks for them (see the results).
 """
 

@@ -22,6 +22,7 @@ __all__ = ["main"]
 COMMANDS: dict[str, str] = {
     "call": "call",
     "demo": "demo",
+    "enrich": "enrich",
     "examples": "examples",
     "index": "index_cmd",
     "learn": "learn",

@@ -222,6 +222,11 @@ class Searcher:
         return reranker if reranker is not None and reranker.reads(query) else None
 
     @property
+    def index_dir(self) -> Path | None:
+        """The index folder (None: an in-memory index); learned evidence lives in it (toolsearch.usage)."""
+        return self._store.path if self._store is not None else None
+
+    @property
     def catalog(self) -> Catalog:
         """The catalog snapshot the index currently reflects (hits always come from it)."""
         return self._state.catalog

@@ -136,6 +136,10 @@ class Gateway:
             from ..usage.store import open_usage_store
 
             self.usage = GatewayRecorder(open_usage_store(usage))
+        from ..usage.views import ProfileRankings
+
+        # Per profile, the searcher over the shared index that ranks with that profile's learned evidence
+        self.rankings = ProfileRankings(searcher)
         self._server: Any = None
         self.identity: Any = None  # identity.SessionIdentity over HTTP (--auth, --trust-profile-header)
         self.session_store: Any = None  # session_store.RedisSessionStore: sessions shared by replicas
@@ -200,8 +204,10 @@ class Gateway:
         return state
 
     def retriever_for(self, state: _SessionState) -> Retriever:
-        """The retriever a session's searches use (one place to choose it per session)."""
-        return self.searcher
+        """The retriever a session's searches use: the shared searcher, ranking with the session's
+        profile's learned evidence (never another profile's; usage/views.py), which a new
+        `toolsearch learn` updates live."""
+        return self.rankings.searcher_for(state.profile)  # type: ignore[no-any-return]
 
     def _profile_for(self, ctx: Any) -> Profile | None:
         resolved, profile = profile_of_request(getattr(ctx, "request", None))

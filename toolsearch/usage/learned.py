@@ -18,11 +18,15 @@ records (a record without one belongs to "default"), unless `shared` folds every
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .._errors import ConfigError
 from .records import UsageRecord
@@ -63,16 +67,32 @@ class FoldReport:
         return text + ")"
 
 
-class LearnedEvidence:
-    """Tool name -> its learned requests, newest last, each as (request, session it came from, share):
-    the share is 1 / the number of tools the request led to, since a request that needed three tools
-    is evidence for each of them only in part (its other words are about the other tools)."""
+Entry = tuple[str, str, float, float]  # (request, session it came from, share, when: epoch seconds)
 
-    def __init__(self, tools: dict[str, list[tuple[str, str, float]]] | None = None, *,
-                 max_per_tool: int = 64, per_session: int = 2):
+
+class LearnedEvidence:
+    """Tool name -> its learned requests, newest last, each as (request, session it came from, share,
+    time): the share is 1 / the number of tools the request led to, since a request that needed three
+    tools is evidence for each of them only in part (its other words are about the other tools).
+
+    Old evidence fades in two ways: each tool keeps only its newest `max_per_tool` requests (always),
+    and with a `half_life` (seconds; None: off, the default) a request counts 0.5 ** (age / half_life)
+    of its share when a searcher opens (`weighted`), its age taken from the record's `time` (a
+    record without one is as old as the fold that learned it). The half-life is saved with the
+    evidence, so every searcher of the index applies the one `toolsearch learn --half-life` set."""
+
+    def __init__(self, tools: dict[str, list[Entry]] | None = None, *,
+                 max_per_tool: int = 64, per_session: int = 2,
+                 generated: dict[str, tuple[str, ...]] | None = None, half_life: float | None = None):
         if max_per_tool < 1 or per_session < 1:
             raise ConfigError("max_per_tool and per_session must be >= 1")
-        self.tools: dict[str, list[tuple[str, str, float]]] = tools or {}
+        if half_life is not None and not half_life > 0:
+            raise ConfigError(f"half_life must be a positive number of seconds (None: no decay), got {half_life!r}")
+        self.tools: dict[str, list[Entry]] = tools or {}
+        self.half_life = half_life
+        # Examples a model wrote (usage/generated.py): not learned, ranked as hand-written examples,
+        # carried here so that a searcher merges both extra fields in one pass. Never saved with it.
+        self.generated: dict[str, tuple[str, ...]] = generated or {}
         self.max_per_tool = max_per_tool
         self.per_session = per_session
 
@@ -82,6 +102,15 @@ class LearnedEvidence:
     def requests(self, tool: str) -> list[str]:
         return [entry[0] for entry in self.tools.get(tool, ())]
 
+    def weighted(self, now: float | None = None) -> dict[str, list[tuple[str, float]]]:
+        """Per tool, (request, what it counts for now): its share, decayed by the half-life if set."""
+        if self.half_life is None:
+            return {name: [(e[0], e[2]) for e in entries] for name, entries in self.tools.items()}
+        now = time.time() if now is None else now
+        rate = math.log(2.0) / self.half_life
+        return {name: [(e[0], e[2] * math.exp(-rate * max(0.0, now - e[3]))) for e in entries]
+                for name, entries in self.tools.items()}
+
     # --- learning ----------------------------------------------------------------------------------
 
     def fold(self, records: Iterable[UsageRecord], catalog: Collection[str], *,
@@ -89,6 +118,7 @@ class LearnedEvidence:
         """Add `records` to the evidence of the tools they name (only those change)."""
         report = FoldReport()
         report.dropped_tools = self.prune(catalog)
+        folded_at = time.time()
         seen: dict[str, set[tuple[str, str]]] = {}  # tool -> (session, request) known, built lazily
         for number, record in enumerate(records):
             report.records += 1
@@ -112,11 +142,11 @@ class LearnedEvidence:
                 if sum(1 for e in entries if e[1] == session) >= self.per_session:
                     report.capped += 1
                     continue
-                entries.append((request, session, share))
+                entries.append((request, session, share, _epoch(record.time, folded_at)))
                 known.add((session, request.lower()))
                 report.learned += 1
                 if len(entries) > self.max_per_tool:
-                    old_request, old_session, _ = entries.pop(0)  # the oldest goes
+                    old_request, old_session, *_ = entries.pop(0)  # the oldest goes
                     known.discard((old_session, old_request.lower()))
         return report
 
@@ -145,16 +175,23 @@ class LearnedEvidence:
             raise ConfigError(f"learned evidence {path} is unreadable ({exc}); delete it and run "
                               "`toolsearch learn` again") from None
         tools = data.get("tools") if isinstance(data, dict) and data.get("format") == FORMAT else None
+        half_life = data.get("half_life") if isinstance(data, dict) else None
+        if half_life is not None and (isinstance(half_life, bool) or not isinstance(half_life, (int, float))
+                                      or not half_life > 0):
+            raise ConfigError(f"learned evidence {path}: half_life must be a positive number of seconds; "
+                              "run `toolsearch learn --half-life DAYS` to set it")
         if not isinstance(tools, dict):
             raise ConfigError(f"learned evidence {path} is not format {FORMAT}; delete it and run "
                               "`toolsearch learn` again")
         try:
-            clean = {str(name): [(str(e[0]), str(e[1]), float(e[2]) if len(e) > 2 else 1.0) for e in entries]
+            saved = os.stat(path).st_mtime  # entries without a time are as old as the file
+            clean = {str(name): [(str(e[0]), str(e[1]), float(e[2]) if len(e) > 2 else 1.0,
+                                  float(e[3]) if len(e) > 3 else saved) for e in entries]
                      for name, entries in tools.items() if isinstance(entries, list)}
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OSError):
             raise ConfigError(f"learned evidence {path} has a malformed entry; delete it and run "
                               "`toolsearch learn` again") from None
-        return cls(clean, **kw)
+        return cls(clean, half_life=half_life, **kw)
 
     def save(self, path: str | Path) -> None:
         """Write atomically (temporary file, fsync, rename): a crash leaves the old or the new file."""
@@ -162,8 +199,11 @@ class LearnedEvidence:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"format": FORMAT, "tools": {n: [list(e) for e in v] for n, v in self.tools.items() if v}},
-                      fh, ensure_ascii=False)
+            data: dict[str, Any] = {"format": FORMAT}
+            if self.half_life is not None:
+                data["half_life"] = self.half_life
+            data["tools"] = {n: [list(e) for e in v] for n, v in self.tools.items() if v}
+            json.dump(data, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -173,7 +213,8 @@ def open_learned(learned: LearnedEvidence | str | None, index_dir: str | Path | 
                  ) -> LearnedEvidence | None:
     """What a Searcher ranks with: `learned` itself, a profile's evidence from the index folder
     (a string names the profile), or, when nothing was said, the folder's "default" evidence if
-    `toolsearch learn` left any there. None: rank with the catalog's own text alone."""
+    `toolsearch learn` left any there; with the folder's generated examples (`toolsearch enrich`)
+    either way. None: rank with the catalog's own text alone."""
     if isinstance(learned, LearnedEvidence):
         return learned
     if learned is not None and not isinstance(learned, str):
@@ -182,29 +223,45 @@ def open_learned(learned: LearnedEvidence | str | None, index_dir: str | Path | 
         if learned is not None:
             raise ConfigError("learned=PROFILE reads the evidence in an index folder: pass index_dir too")
         return None
-    path = learned_path(index_dir, learned or DEFAULT_PROFILE)
-    if not path.exists():
-        return None
-    evidence = LearnedEvidence.load(path)
-    return evidence if evidence.tools else None
+    from .generated import generated_path, load_generated
+
+    evidence = LearnedEvidence.load(learned_path(index_dir, learned or DEFAULT_PROFILE))
+    evidence.generated = load_generated(generated_path(index_dir))
+    return evidence if evidence.tools or evidence.generated else None
 
 
 def learn(index_dir: str | Path, usage: str | Path | Iterable[UsageRecord], catalog: Collection[str], *,
           profile: str = DEFAULT_PROFILE, shared: bool = False, forget: Iterable[str] = (),
-          max_per_tool: int = 64) -> FoldReport:
+          max_per_tool: int = 64, half_life: float | None = None) -> FoldReport:
     """Fold a usage file (or records) into the evidence of `profile` in `index_dir` and save it:
-    what `toolsearch learn` does. Only the tools the records name change; `forget` drops tools first."""
+    what `toolsearch learn` does. Only the tools the records name change; `forget` drops tools first.
+    `half_life` (seconds) sets the decay saved with the evidence (0: none; None: keep the saved one)."""
     from .records import iter_records
-
     from .store import file_lock
 
     path = learned_path(index_dir, profile)
     path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(path):  # two learns at once: the second folds into what the first saved
         evidence = LearnedEvidence.load(path, max_per_tool=max_per_tool)
+        if half_life is not None:
+            if half_life < 0:
+                raise ConfigError(f"half_life must be >= 0 seconds (0: no decay), got {half_life!r}")
+            evidence.half_life = half_life or None
         for tool in forget:
             evidence.forget(tool)
         records = iter_records(usage) if isinstance(usage, (str, Path)) else usage
         report = evidence.fold(records, catalog, profile=profile, shared=shared)
         evidence.save(path)
     return report
+
+
+def _epoch(stamp: float | str | None, default: float) -> float:
+    """A record's `time` as epoch seconds: a number, an ISO 8601 string, else `default`."""
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and math.isfinite(stamp):
+        return float(stamp)
+    if isinstance(stamp, str):
+        try:
+            return datetime.fromisoformat(stamp.strip().replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    return default

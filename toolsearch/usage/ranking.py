@@ -16,6 +16,11 @@ The index itself is not rebuilt: learning is an overlay read when the searcher o
 `examples` stay in their own field: the two are weighed and reported apart (a hit's matched
 fields say "learned").
 
+Examples a model wrote for tools that had none (`toolsearch enrich`, usage/generated.py) are merged
+the same way, in the same pass, as a second extra field ranked like hand-written examples: weight
+1.0, and a hit's matched fields say "examples". They are kept apart from both (their own file in
+the index folder), and shared by every profile: they come from the catalog, not from anyone's use.
+
 The merge happens once, when a searcher opens (`Scorer.overlay` of each learned term's merged
 scores): the Searcher's ranking, typo fallback, clauses and no-good-match verdict then see one set of
 fields, and a search costs what it costs without learning.
@@ -26,7 +31,6 @@ as untuned).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -35,9 +39,13 @@ from ..index.analysis import analyze
 from ..index.documents import FIELDS
 from .learned import LearnedEvidence
 
-__all__ = ["LEARNED_BIT", "LEARNED_WEIGHT", "learned_postings", "with_learned"]
+__all__ = ["LEARNED_BIT", "LEARNED_WEIGHT", "generated_postings", "learned_postings", "with_learned"]
 
 LEARNED_WEIGHT = 0.5
+# Examples a model wrote for a tool (`toolsearch enrich`) rank as hand-written examples do: the
+# `examples` field's default boost, and a hit's matched fields say "examples".
+EXAMPLES_WEIGHT = 1.0
+EXAMPLES_BIT = 1 << FIELDS.index("examples")
 _B = 0.75
 LEARNED_BIT = 1 << len(FIELDS)  # in Ranked.fields: a hit's matched fields then list "learned"
 _Postings = dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (docs ascending, normalized tf)
@@ -45,18 +53,29 @@ _Postings = dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (docs ascending,
 
 def learned_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Postings:
     """The learned documents' postings over the index's doc numbers (tools not in it are left out)."""
+    return _field_postings(evidence.weighted(), doc_ids)
+
+
+def generated_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Postings:
+    """The postings of the examples a model wrote (`toolsearch enrich`), each a whole example."""
+    return _field_postings({name: [(text, 1.0) for text in texts] for name, texts in evidence.generated.items()},
+                           doc_ids)
+
+
+def _field_postings(texts: dict[str, list[tuple[str, float]]], doc_ids: dict[str, int]) -> _Postings:
+    """One extra field's postings: per tool its texts, each counted in its share, BM25F-normalized."""
     counts: dict[str, dict[int, float]] = {}
     lengths: dict[int, float] = {}
     memo: dict[str, list[str]] = {}
-    for name, entries in evidence.tools.items():
+    for name, entries in texts.items():
         doc = doc_ids.get(name)
         if doc is None or not entries:
             continue
         length = 0.0
-        for query, _session, share in entries:
-            terms = memo.get(query)
+        for text, share in entries:
+            terms = memo.get(text)
             if terms is None:
-                terms = memo[query] = analyze(query)
+                terms = memo[text] = analyze(text)
             length += len(terms) * share
             for term in terms:
                 per_doc = counts.setdefault(term, {})
@@ -64,7 +83,7 @@ def learned_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Pos
         lengths[doc] = length
     if not lengths:
         return {}
-    # BM25F's average field length is over every doc: most tools have no learned field (length 0)
+    # BM25F's average field length is over every doc: most tools have no such field (length 0)
     average = max(sum(lengths.values()) / max(len(doc_ids), 1), 1e-3)
     out: _Postings = {}
     for term, per_doc in counts.items():
@@ -78,27 +97,38 @@ def learned_postings(evidence: LearnedEvidence, doc_ids: dict[str, int]) -> _Pos
 
 def with_learned(scorer: Any, evidence: LearnedEvidence, weight: float | None = None) -> Any:
     """`scorer`, a fresh one not yet searched, with `evidence` merged into the scores of the terms
-    its learned requests hold (`Scorer.overlay`): searches then rank at the index's own speed."""
+    its learned requests (and generated examples) hold (`Scorer.overlay`): searches then rank at the
+    index's own speed. Both extra fields are merged in one pass, inside one saturation."""
     weight = LEARNED_WEIGHT if weight is None else weight
     doc_ids = {name: i for i, name in enumerate(scorer.postings.names)}
+    sources = [(learned_postings(evidence, doc_ids), weight, LEARNED_BIT),
+               (generated_postings(evidence, doc_ids), EXAMPLES_WEIGHT, EXAMPLES_BIT)]
     k1 = scorer.k1
-    for term, (docs, tf_n) in learned_postings(evidence, doc_ids).items():
+    for term in dict.fromkeys(t for postings, _, _ in sources for t in postings):
         main_docs, main_scores, main_masks = scorer.term_scores(term)
         doc_type = main_docs.dtype if main_docs.size else scorer.postings.doc.dtype
-        merged = np.union1d(main_docs, docs).astype(doc_type)
+        extra = [(postings[term], w, bit) for postings, w, bit in sources if term in postings]
+        merged = main_docs
+        for (docs, _), _, _ in extra:
+            merged = np.union1d(merged, docs)
+        merged = merged.astype(doc_type)
         own_score = np.zeros(merged.size, dtype=np.float64)
         masks = np.zeros(merged.size, dtype=np.uint8)
         at = np.searchsorted(merged, main_docs)
         own_score[at] = main_scores
         masks[at] = main_masks
-        mine = np.searchsorted(merged, docs)
-        masks[mine] |= LEARNED_BIT
+        added = np.zeros(merged.size, dtype=np.float64)
+        for (docs, tf_n), w, bit in extra:
+            mine = np.searchsorted(merged, docs)
+            masks[mine] |= bit
+            added[mine] += w * tf_n
+        touched = added > 0
         # The tool's own W for this term, back from its stored score idf * W (k1 + 1) / (k1 + W); the
-        # learned field adds its L inside the saturation, at the idf the term's stored scores have.
+        # extra fields add theirs inside the saturation, at the idf the term's stored scores have.
         idf = scorer.idf(term)
-        y = own_score[mine] / idf
-        both = y * k1 / np.maximum(k1 + 1.0 - y, 1e-9) + weight * tf_n
+        y = own_score[touched] / idf
+        both = y * k1 / np.maximum(k1 + 1.0 - y, 1e-9) + added[touched]
         scores = own_score
-        scores[mine] = idf * (k1 + 1.0) * both / (k1 + both)
+        scores[touched] = idf * (k1 + 1.0) * both / (k1 + both)
         scorer.overlay(term, merged, scores.astype(np.float32), masks)
     return scorer

@@ -185,6 +185,11 @@ class IndexStore:
             return None, "manifest.json is incomplete"
         return data, ""
 
+    def whoosh_folder(self) -> Path | None:
+        """The live generation's folder, where the Whoosh index is (None before the first build)."""
+        manifest, _ = self.read_manifest()
+        return None if manifest is None else self.path / manifest["generation"]
+
     def _load(self, manifest: dict[str, Any]) -> Postings:
         return Postings.load(self.path / manifest["generation"] / manifest["postings"], len(FIELDS))
 

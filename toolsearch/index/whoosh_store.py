@@ -49,8 +49,8 @@ from . import whoosh_terms
 from .documents import FIELDS
 from .postings import Doc, Postings
 
-__all__ = ["MAX_SEGMENTS", "PHRASE_FIELDS", "WRITER_LIMIT_MB", "commit_of", "replace_skills", "schema", "search_terms",
-           "write_new"]
+__all__ = ["MAX_SEGMENTS", "PHRASE_FIELDS", "WRITER_LIMIT_MB", "commit_of", "replace_skills", "schema",
+           "search_terms", "write_into", "write_new"]
 
 WRITER_LIMIT_MB = 512  # one large in-memory pool: fewer, bigger segments, faster updates
 MAX_SEGMENTS = 8  # an update that would leave more rewrites the live documents into one segment
@@ -81,10 +81,19 @@ def _fields(doc: Doc) -> dict[str, str]:
 
 def write_new(folder: Path, docs: Iterable[Doc]) -> Postings:
     """Create a Whoosh index in `folder` holding `docs`; returns the matching postings."""
+    from whoosh.filedb.filestore import FileStorage
+
+    folder.mkdir(parents=True)
+    ix, postings = write_into(FileStorage(str(folder)), docs)
+    ix.close()
+    return postings
+
+
+def write_into(storage: Any, docs: Iterable[Doc]) -> tuple[Any, Postings]:
+    """A new Whoosh index in `storage` (a folder's, or RAM) holding `docs`: (the index, its postings)."""
     docs = docs if isinstance(docs, list) else list(docs)  # read twice: counts, then positions
     postings = Postings.build(docs, len(FIELDS))
-    folder.mkdir(parents=True)
-    ix = whoosh_index.create_in(str(folder), schema())
+    ix = storage.create_index(schema())
     writer = _writer(ix)
     try:
         _bulk_write(writer, postings, docs)
@@ -92,8 +101,7 @@ def write_new(folder: Path, docs: Iterable[Doc]) -> Postings:
         writer.cancel()
         raise
     writer.commit()
-    ix.close()
-    return postings
+    return ix, postings
 
 
 def _bulk_write(writer: Any, postings: Postings, docs: Sequence[Doc]) -> None:

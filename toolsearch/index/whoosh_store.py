@@ -54,9 +54,12 @@ __all__ = ["MAX_SEGMENTS", "PHRASE_FIELDS", "WRITER_LIMIT_MB", "commit_of", "rep
 
 WRITER_LIMIT_MB = 512  # one large in-memory pool: fewer, bigger segments, faster updates
 MAX_SEGMENTS = 8  # an update that would leave more rewrites the live documents into one segment
-# Prose fields keep term positions, for phrase queries (`description:"current time"`); the word-list
-# fields (name, parameter names, tags) keep counts only: a phrase there means nothing.
-PHRASE_FIELDS: tuple[str, ...] = ("description", "param_docs", "examples", "skill")
+# The fields that keep term positions, for phrase queries (`description:"current time"`): what a tool
+# does, and the requests given as its examples. Positions cost ~35 bytes a posting on disk (Whoosh
+# pickles each posting's list), so the other fields keep counts only: word lists (name, parameter
+# names, tags), where a phrase means little, and the long parameter descriptions and skill texts,
+# where it is rarely asked for; a phrase there means all its words (`whoosh_query`).
+PHRASE_FIELDS: tuple[str, ...] = ("description", "examples")
 _ID_FIELDS = ("tool", "skill_id")
 
 

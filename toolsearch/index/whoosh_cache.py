@@ -46,14 +46,14 @@ def read_postings(folder: Path) -> Postings:
 
     try:
         ix = whoosh_index.open_dir(str(folder))
-    except Exception as exc:  # whoosh raises its own EmptyIndexError, OSError, pickle errors...
+    except Exception as exc:  # noqa: BLE001 - whoosh raises EmptyIndexError, OSError, pickle errors...
         raise ValueError(f"cannot open the Whoosh index in {folder}: {exc}") from None
     try:
         with ix.reader() as reader:
             return _postings(reader)
     except ValueError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # any failure to read a damaged index: the caller rebuilds
         raise ValueError(f"damaged Whoosh index in {folder}: {exc}") from exc
     finally:
         ix.close()

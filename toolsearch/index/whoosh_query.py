@@ -70,7 +70,7 @@ def parse(text: str) -> Any:
     parser = qparser.MultifieldParser(list(FIELDS), _schema())
     try:
         q = parser.parse(_NAME_PATTERN.sub("tool:", text))
-    except Exception as exc:  # whoosh's parser raises assorted errors on odd syntax
+    except Exception as exc:  # noqa: BLE001 - whoosh's parser raises assorted errors on odd syntax
         raise ConfigError(f"cannot read the field query {text!r} ({exc}); e.g. name:weather, "
                           'description:"current time", name:git_*') from None
     return _fit(q)

@@ -17,10 +17,12 @@ Two ways in, one on-disk result (a test checks they write identical segments):
 - A full build (`write_new`) writes the segment *in bulk* through Whoosh's codec API. Going through
   `writer.add_document` costs ~70% of a build: Whoosh re-tokenizes every field, counts terms, pushes
   each posting through its external-sort pool, sorts them, and then looks every posting's field length
-  up again in the column file it has just written. The postings sidecar already holds every posting
-  counted and sorted, so we hand the codec's per-document writer the stored fields and field lengths,
-  and its field writer each term's postings in the order the pool would have produced
-  (field name, term bytes, document number). The segment, terms, weights, values and length statistics
+  up again in the column file it has just written. The postings (counted once, from the one analysis
+  pass) already hold every posting counted and sorted, so we hand the codec's per-document writer the
+  stored fields and field lengths, and its field writer each term's postings in the order the pool
+  would have produced (field name, term bytes, document number), with, in `PHRASE_FIELDS`, each
+  posting's positions taken from the same analyzed terms (`_position_values`). The postings cache
+  written next to the segment is those very postings. The segment, terms, weights, values and length statistics
   are those `add_document` would have written; only the detour is gone. The terms and postings of a
   field are turned into the codec's bytes in one pass (`whoosh_terms`), and a field without postings
   is never started, as in Whoosh's own writer. This leans on the SegmentWriter's codec writers and
@@ -29,7 +31,8 @@ Two ways in, one on-disk result (a test checks they write identical segments):
 - An incremental update (`replace_skills`) touches a few documents: the ordinary writer path, with the
   analyzed terms joined by spaces and a whitespace tokenizer.
 
-Imported lazily: `whoosh.index` costs ~150 ms to import and is needed only to write.
+Imported lazily: `whoosh.index` costs ~150 ms to import and is needed only to write, to repair the
+cache and to answer field queries.
 """
 
 from __future__ import annotations

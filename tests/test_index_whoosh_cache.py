@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from toolsearch import IndexError_, Registry, Skill, Tool
-from toolsearch.index import Searcher, store, whoosh_store
+from toolsearch.index import Searcher, store, whoosh_cache, whoosh_store
 from toolsearch.index.postings import Postings
 from toolsearch.index.whoosh_cache import read_postings
 
@@ -46,9 +46,14 @@ def assert_same(derived: Postings, cached: Postings) -> None:
         assert a.dtype == b.dtype and np.array_equal(a, b), name
 
 
-def test_a_build_s_postings_are_what_whoosh_holds(tmp_path):
+@pytest.mark.parametrize("reader", ["raw", "public"])
+def test_a_build_s_postings_are_what_whoosh_holds(tmp_path, monkeypatch, reader):
+    """Both ways of reading a segment: the W3 blocks decoded directly, and Whoosh's reader API."""
+    if reader == "public":
+        monkeypatch.setattr(whoosh_cache, "_read_raw", lambda *a: False)
     long = skill("long", "talk", extra=" ".join(f"w{i} again" for i in range(300)))  # lengths > 255
-    Searcher([*SKILLS, long], tmp_path / "ix")
+    many = skill("many", *(f"op{i}" for i in range(300)))  # "many" in 300 docs: several postings blocks
+    Searcher([*SKILLS, long, many], tmp_path / "ix")
     assert_same(read_postings(generation(tmp_path / "ix")), saved(tmp_path / "ix"))
 
 
@@ -58,11 +63,15 @@ def test_an_empty_catalog_derives_an_empty_cache(tmp_path):
     assert derived.n_docs == 0 and len(derived.vocab) == 0
 
 
-@pytest.mark.parametrize("max_segments", [whoosh_store.MAX_SEGMENTS, 2])
-def test_updates_keep_whoosh_and_the_cache_in_the_same_order(tmp_path, monkeypatch, max_segments):
+@pytest.mark.parametrize("max_segments, reader", [(whoosh_store.MAX_SEGMENTS, "raw"), (2, "raw"),
+                                                  (whoosh_store.MAX_SEGMENTS, "public")])
+def test_updates_keep_whoosh_and_the_cache_in_the_same_order(tmp_path, monkeypatch, max_segments, reader):
     """Changed, removed and added skills, several updates in a row: Whoosh's live documents stay in
-    the cache's order (no merge by size), also when its segments are rewritten into one."""
+    the cache's order (no merge by size), also when its segments are rewritten into one; deleted
+    documents' postings are left out."""
     monkeypatch.setattr(whoosh_store, "MAX_SEGMENTS", max_segments)
+    if reader == "public":
+        monkeypatch.setattr(whoosh_cache, "_read_raw", lambda *a: False)
     registry = Registry(SKILLS)
     searcher = Searcher(registry, tmp_path / "ix")
     registry.put(skill("mail", "send", "archive", "forward"))

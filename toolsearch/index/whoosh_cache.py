@@ -37,6 +37,8 @@ from .postings import Postings, _tf_array
 __all__ = ["read_postings"]
 
 _BLOCK_LENGTH = Struct("!i")
+_FIELD_NUMBER = Struct("!H")
+_EXTENT = Struct("!qi")
 
 
 def read_postings(folder: Path) -> Postings:
@@ -126,30 +128,32 @@ def _read_public(segment: Any, base: int, vocab: dict[str, int], terms: list[int
 
 def _read_raw(segment: Any, base: int, vocab: dict[str, int], terms: list[int], docs: list[int],
               fields: list[int], tfs: list[float]) -> bool:
-    """Every text posting of one W3 segment, decoded block by block from the postings file (the
-    format `whoosh_terms` writes: per term the magic, then blocks of `!i` length, pickled info, pickled
-    (delta ids, weights, values) data). False, reading nothing, for another codec."""
-    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermsReader
+    """Every text posting of one W3 segment, decoded from its files as `whoosh_terms` writes them: the
+    term index's raw entries (key: `!H` field number + term bytes; value: the `W3TermInfo` struct, then
+    the postings' `!qi` offset and length, or their pickle when inlined), and per term the postings
+    file's magic, then blocks of `!i` length, pickled info, pickled (delta ids, weights, values) data.
+    False, reading nothing, for another codec."""
+    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo, W3TermsReader
+    from whoosh.filedb.filetables import OrderedHashReader
 
     reader = getattr(segment, "_terms", None)
-    if type(reader) is not W3TermsReader:
+    if type(reader) is not W3TermsReader or type(reader._tindex) is not OrderedHashReader:
         return False
-    number = {name: f for f, name in enumerate(FIELDS)}
+    field_of = {num: FIELDS.index(name) for name, num in reader._fieldmap.items() if name in FIELDS}
+    info_size = W3TermInfo._struct.size
     get = reader._postfile.get
-    for (fieldname, btext), info in reader.items():
-        f = number.get(fieldname)
+    for key, value in reader._tindex.items():
+        f = field_of.get(_FIELD_NUMBER.unpack_from(key)[0])
         if f is None:  # the id fields
             continue
-        term = vocab.setdefault(btext.decode("utf-8"), len(vocab))
+        term = vocab.setdefault(key[2:].decode("utf-8"), len(vocab))
         start = len(docs)
-        if info.is_inlined():
-            ids, weights, _ = info.inlined_postings()
+        if value[0]:  # inlined postings: (ids, weights, values)
+            ids, weights, _ = loads(value[info_size:])
             docs.extend(base + d for d in ids)
             tfs.extend(weights)
         else:
-            offset, length = info.extent()
-            if isinstance(length, tuple):  # W3TermInfo.from_bytes leaves the length unpacked
-                length = length[0]
+            offset, length = _EXTENT.unpack_from(value, info_size)
             _read_blocks(get(offset, length), base, docs, tfs, WHOOSH3_HEADER_MAGIC)
         terms.extend([term] * (len(docs) - start))
         fields.extend([f] * (len(docs) - start))

@@ -4,7 +4,9 @@ Searches the catalog (its index built in memory, or kept in `--index DIR`: see `
 every verb follows) and prints one line per hit:
 rank, name, score, skill, matched fields and the first line of the description; `--json` prints one JSON
 object per hit instead. No hit: one sentence on stderr says why, in plain words; `--explain` gives the
-evidence next to the SearchConfig knobs it was held to. Also home of the catalog/index options the `index` and `rank` verbs share.
+evidence next to the SearchConfig knobs it was held to. A query in field or phrase syntax
+(`name:git_*`, `description:"current time"`: `index/whoosh_query.py`) is answered by the Whoosh index
+itself, as Whoosh ranks it. Also home of the catalog/index options the `index` and `rank` verbs share.
 """
 
 from __future__ import annotations
@@ -108,7 +110,10 @@ def add_parser(subparsers: Any) -> None:
                              "meaningful word with the request), strict (the calibrated rule), off (never)")
     parser.add_argument("--explain", action="store_true",
                         help="on no good match, show the evidence next to the SearchConfig knobs it is held to")
-    parser.add_argument("query", nargs="+", metavar="QUERY", help="what the tool should do")
+    parser.add_argument("query", nargs="+", metavar="QUERY",
+                        help='what the tool should do; or a field/phrase query such as name:git_* or '
+                             'description:"current time" (fields: name, description, params, param_docs, '
+                             'tags, examples, skill, tool)')
     parser.set_defaults(run=run)
 
 
@@ -116,8 +121,11 @@ def run(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     if not query.strip():
         raise ConfigError("the query is empty; say what the tool should do, e.g. 'weather forecast'")
+    from ..index.whoosh_query import is_field_query
+
     searcher = open_searcher(args)
-    hits = searcher.search(query, args.k)
+    fielded = is_field_query(query)
+    hits = searcher.query(query, args.k) if fielded else searcher.search(query, args.k)
     for rank, hit in enumerate(hits, 1):
         if args.json:
             print(json.dumps({"rank": rank, "name": hit.name, "score": hit.score, "skill": hit.skill,
@@ -128,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{rank:>2}. {hit.name}  {hit.score:.3f}  [{hit.skill}] "
                   f"({', '.join(hit.matched)})  {line}")
     if not hits:
-        reason = why_no_match(searcher, query, args.k) if args.explain else plain_no_match(searcher, query, args.k)
+        if fielded:
+            reason = "no tool matches the field query (its words are analyzed as the index's are)"
+        else:
+            reason = why_no_match(searcher, query, args.k) if args.explain else plain_no_match(searcher, query, args.k)
         if args.json:  # a script reading stdout must tell "no match" from "printed nothing at all"
             print(json.dumps({"hits": [], "no_good_match": reason}))
         else:

@@ -35,6 +35,9 @@ class IdentifierTokenizer(Tokenizer):  # type: ignore[misc]
                 token.original = text
             if positions:
                 token.pos = start_pos + pos
+            if chars:  # raw_tokens keeps no offsets: every token spans the value (the query parser's
+                # phrases ask for them, for highlighting only)
+                token.startchar, token.endchar = start_char, start_char + len(value)
             yield token
 
 

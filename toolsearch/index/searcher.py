@@ -357,6 +357,14 @@ class Searcher:
             hits = _kept(reranker.rerank(text, hits, n + _extra(keep)), state, keep)
         return hits[:n]
 
+    def query(self, text: str, k: int = 5) -> list[Hit]:
+        """Field and phrase queries (`name:weather`, `description:"current time"`, `name:git_*`),
+        answered by the Whoosh index itself: see `whoosh_query` for the syntax."""
+        from .whoosh_query import search
+
+        folder = self._store.whoosh_folder() if self._store is not None else None
+        return search(text, k, self._state.catalog, folder)
+
     def evidence(self, query: str, k: int = 5) -> Evidence:
         """What the no-good-match rule sees for `query` (for tuning its knobs on a catalog and for
         telling a user why a request got no answer). A query answered by exact name or `select:`

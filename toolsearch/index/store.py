@@ -2,8 +2,10 @@
 
 Layout of an index folder (e.g. `indexes/default/`):
 
-    manifest.json            what is live: format, config, fingerprints, which generation and postings
-    gen-<id>/                one generation: the Whoosh index (index of record) + postings-<id>.bin
+    manifest.json            what is live: format, config, fingerprints, which generation and postings,
+                             the Whoosh commit (TOC generation) the postings were made with
+    gen-<id>/                one generation: the Whoosh index (index of record) + postings-<id>.bin,
+                             the postings cache derived from it (`whoosh_cache`)
     .build-<id>/             a full build in progress (a leftover one is garbage from a crash)
     .lock                    writers hold an exclusive flock on it; readers never lock
 
@@ -16,7 +18,11 @@ the next open simply redoes those skills (Whoosh deletes by skill first, so redo
 
 Opening: a manifest matching the catalog opens without touching Whoosh (one small JSON read and one
 postings file mapped); a changed catalog updates only the skills whose fingerprint changed, appeared
-or disappeared; a missing, foreign (other format or analysis) or damaged index is rebuilt.
+or disappeared; a missing or damaged postings cache is made again from the Whoosh index alone (no
+catalog, no analysis: `whoosh_cache.read_postings`), as long as Whoosh is at the commit the manifest
+recorded (otherwise, as for a missing, foreign (other format or analysis) or damaged index, a full
+build from the catalog). A reader that cannot take the writers' lock (a read-only index folder) and
+finds the cache missing keeps the derived postings in memory instead of saving them.
 
 A skill's fingerprint is `skill_search_digest`: a hash of one `marshal` record of its searchable
 values, exact but not canonical (reordered schema keys count as a change, which only re-indexes that
@@ -56,8 +62,10 @@ from .postings import Doc, Postings
 __all__ = ["FORMAT", "BuildReport", "IndexStore", "catalog_docs", "fingerprints", "quick_digest",
            "skill_fingerprint"]
 
-FORMAT = 4  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest; 3: postings format 2;
-# 4: fingerprints are marshal digests (`skill_fingerprint`), the quick digest is made of them
+FORMAT = 5  # 2: postings-<id>.bin (1 had an .npz) and the manifest's quick digest; 3: postings format 2;
+# 4: fingerprints are marshal digests (`skill_fingerprint`), the quick digest is made of them;
+# 5: Whoosh keeps positions in the prose fields, stores only the tool name, and is the source of the
+# postings cache (the manifest records its commit, "whoosh")
 MANIFEST = "manifest.json"
 CONFIG = {"analysis": ANALYSIS_ID, "fields": list(FIELDS)}
 PROGRESS_MIN_TOOLS = 2000
@@ -173,12 +181,41 @@ class IndexStore:
         if data.get("config") != CONFIG:
             return None, "index was built with another analysis or field set"
         if not all(isinstance(data.get(k), str) for k in ("catalog", "generation", "postings")) or \
-                not isinstance(data.get("skills"), dict):
+                not isinstance(data.get("skills"), dict) or not isinstance(data.get("whoosh"), int):
             return None, "manifest.json is incomplete"
         return data, ""
 
+    def whoosh_folder(self) -> Path | None:
+        """The live generation's folder, where the Whoosh index is (None before the first build)."""
+        manifest, _ = self.read_manifest()
+        return None if manifest is None else self.path / manifest["generation"]
+
     def _load(self, manifest: dict[str, Any]) -> Postings:
         return Postings.load(self.path / manifest["generation"] / manifest["postings"], len(FIELDS))
+
+    def _derive(self, manifest: dict[str, Any]) -> Postings:
+        """The postings cache made again from the generation's Whoosh index, with the search tables.
+        Raises ValueError when Whoosh is not at the commit the manifest recorded, or is damaged."""
+        from .whoosh_cache import read_postings
+        from .whoosh_store import commit_of
+
+        folder = self.path / manifest["generation"]
+        if commit_of(folder) != manifest["whoosh"]:
+            raise ValueError("the Whoosh index is not at the commit the manifest recorded")
+        return _with_search_tables(read_postings(folder))
+
+    def _repair(self, manifest: dict[str, Any]) -> tuple[dict[str, Any], Postings]:
+        """Save the postings cache made again from Whoosh (we hold the lock) and publish it."""
+        postings = self._derive(manifest)
+        generation = self.path / manifest["generation"]
+        new_file = f"postings-{secrets.token_hex(4)}.bin"
+        postings.save(generation / new_file)
+        manifest = {**manifest, "postings": new_file, "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        self._write_manifest(manifest)
+        for old in generation.glob("postings-*.bin"):
+            if old.name != new_file:
+                old.unlink(missing_ok=True)
+        return manifest, postings
 
     @without_gc  # building keeps everything it allocates: collections would find nothing (gcpause)
     def open(self, catalog: Catalog) -> tuple[Postings, BuildReport]:
@@ -205,27 +242,42 @@ class IndexStore:
             if not quick and digest is not None:
                 self._remember_digest(manifest, digest)
             return postings, self._report("opened", postings, start)
-        with self._locked():
-            return self._open_locked(catalog, start, digest)
+        try:
+            with self._locked():
+                return self._open_locked(catalog, start, digest)
+        except IndexError_:  # the folder is not writable: serve a missing cache from Whoosh, in memory
+            manifest, _why = self.read_manifest()
+            if manifest is None or not ((digest is not None and manifest.get("digest") == digest)
+                                        or manifest["catalog"] == (current or fingerprints(catalog)[0])):
+                raise
+            try:
+                postings = self._derive(manifest)
+            except ValueError:
+                raise IndexError_(f"cannot write the index at {self.path}, and its postings cache is "
+                                  "missing and cannot be derived from its Whoosh index", self.path) from None
+            return postings, self._report("opened", postings, start,
+                                          reason="postings cache derived from Whoosh, in memory")
 
     def _open_locked(self, catalog: Catalog, start: float,
                      digest: str | None) -> tuple[Postings, BuildReport]:
         manifest, why = self.read_manifest()
+        repaired = ""
         if manifest is not None:
-            try:
-                postings = self._load(manifest)
-            except (OSError, ValueError, KeyError):
-                manifest, why = None, "postings file missing or damaged"
+            manifest, postings, repaired = self._load_or_repair(manifest)
+            if manifest is None:
+                why = repaired
         if manifest is None:
             postings = self._build(catalog)
             return postings, self._report("built", postings, start, reason=why)
+        # A cache made again from Whoosh reports as built (with why), or as updated below.
+        up_to_date = ("built", {"reason": repaired}) if repaired else ("opened", {})
         if digest is not None and manifest.get("digest") == digest:
-            return postings, self._report("opened", postings, start)
+            return postings, self._report(up_to_date[0], postings, start, **up_to_date[1])
         current, per_skill = fingerprints(catalog)
         if manifest["catalog"] == current:
             if digest is not None:
                 self._write_manifest({**manifest, "digest": digest})
-            return postings, self._report("opened", postings, start)
+            return postings, self._report(up_to_date[0], postings, start, **up_to_date[1])
         changed = [s for s in catalog.skills if manifest["skills"].get(s.name) != per_skill[s.name]]
         removed = sorted(set(manifest["skills"]) - set(per_skill))
         try:
@@ -247,16 +299,27 @@ class IndexStore:
                     fresh.get(k) == manifest.get(k) for k in ("catalog", "generation", "postings")):
                 self._write_manifest({**fresh, "digest": digest})
 
+    def _load_or_repair(self, manifest: dict[str, Any]) -> tuple[dict[str, Any] | None, Any, str]:
+        """(manifest, postings, "") when the cache loads; (manifest, postings, why) when it had to be
+        made again from Whoosh; (None, None, why) when neither worked (a full build is next)."""
+        try:
+            return manifest, self._load(manifest), ""
+        except (OSError, ValueError, KeyError):
+            pass
+        try:
+            manifest, postings = self._repair(manifest)
+        except (OSError, ValueError) as exc:
+            return None, None, f"postings file missing or damaged, and not derivable from Whoosh ({exc})"
+        return manifest, postings, "postings file missing or damaged: derived from the Whoosh index"
+
     @without_gc
     def update(self, catalog: Catalog, changed: list[Skill], removed: set[str]) -> Postings:
         """Apply a registry change (called by the Searcher): only these skills' documents change."""
         with self._locked():
             manifest, _ = self.read_manifest()
-            try:
-                postings = self._load(manifest) if manifest is not None else None
-            except (OSError, ValueError, KeyError):
-                postings = None
-            if manifest is None or postings is None:
+            if manifest is not None:
+                manifest, postings, _ = self._load_or_repair(manifest)
+            if manifest is None:
                 return self._build(catalog)
             # Another process may have applied other changes: recompute against the manifest.
             current, per_skill = fingerprints(catalog)
@@ -313,11 +376,12 @@ class IndexStore:
                 docs = tqdm(docs, total=len(catalog), desc="indexing tools", unit="tool")
             postings = _with_search_tables(whoosh_store.write_new(tmp, docs))
             postings.save(tmp / f"postings-{token}.bin")
+            commit = whoosh_store.commit_of(tmp)
             os.rename(tmp, self.path / f"gen-{token}")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        self._publish(catalog, f"gen-{token}", f"postings-{token}.bin")
+        self._publish(catalog, f"gen-{token}", f"postings-{token}.bin", commit)
         for old in self.path.glob("gen-*"):
             if old.name != f"gen-{token}":
                 shutil.rmtree(old, ignore_errors=True)
@@ -330,17 +394,18 @@ class IndexStore:
         generation = self.path / manifest["generation"]
         names = removed | {s.name for s in changed}
         docs = list(catalog_docs(changed))
-        whoosh_store.replace_skills(generation, names, docs)
+        commit = whoosh_store.replace_skills(generation, names, docs)
         postings = _with_search_tables(postings.replace_skills(names, docs))
         new_file = f"postings-{secrets.token_hex(4)}.bin"
         postings.save(generation / new_file)
-        self._publish(catalog, manifest["generation"], new_file, built=manifest.get("built"))
+        self._publish(catalog, manifest["generation"], new_file, commit, built=manifest.get("built"))
         for old in generation.glob("postings-*.bin"):
             if old.name != new_file:
                 old.unlink(missing_ok=True)
         return postings
 
-    def _publish(self, catalog: Catalog, generation: str, postings: str, built: Any = None) -> None:
+    def _publish(self, catalog: Catalog, generation: str, postings: str, whoosh: int,
+                 built: Any = None) -> None:
         now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         current, per_skill = fingerprints(catalog)
         self._write_manifest({
@@ -354,6 +419,7 @@ class IndexStore:
             "tools": len(catalog),
             "generation": generation,
             "postings": postings,
+            "whoosh": whoosh,
             "built": built or now,
             "updated": now,
         })

@@ -59,14 +59,15 @@ def applies(fw: Any) -> bool:
 
 
 def write_terms(fw: Any, terms: Sequence[bytes], starts: Sequence[int], ids: Sequence[int],
-                weights: Sequence[float], values: bytes | None, value_size: int,
+                weights: Sequence[float], values: bytes | list[bytes] | None, value_size: int,
                 lengths: Sequence[int] | None) -> None:
     """Write every term of the current field (between `fw.start_field` and `fw.finish_field`).
 
     Term i (`terms` sorted by bytes) owns postings `starts[i]:starts[i + 1]` of the flat columns: `ids`
     (document numbers, ascending per term), `weights` (floats), `values` (the concatenated value
-    bytes, `value_size` bytes per posting, or None for a format without values) and `lengths` (the
-    field length of each posting's document; None for a field without lengths).
+    bytes, `value_size` bytes per posting; a list of each posting's bytes for a format of variable
+    size, such as positions; or None for a format without values) and `lengths` (the field length of
+    each posting's document; None for a field without lengths).
     """
     pw = fw._postwriter
     limit, comp = pw._blocklimit, pw._compression
@@ -82,7 +83,10 @@ def write_terms(fw: Any, terms: Sequence[bytes], starts: Sequence[int], ids: Seq
     block_length, kv_lengths, terminfo, extent = (_BLOCK_LENGTH.pack, _KV_LENGTHS.pack, _TERMINFO.pack,
                                                  _EXTENT.pack)
     lastkey = tindex.lastkey
-    if value_size <= 0 or values is None:
+    variable = isinstance(values, list)  # each block's values are a tuple of the postings' bytes
+    if variable:
+        value_size = 0
+    elif value_size <= 0 or values is None:
         value_size, values = 0, b""
     # Field lengths as list indexes into a table of their bytes; 0 stands for no length (None).
     if lengths is None:
@@ -100,6 +104,7 @@ def write_terms(fw: Any, terms: Sequence[bytes], starts: Sequence[int], ids: Seq
             top = weight if weight > 0 else 0  # the block buffer's maximum starts from int 0
             low = high = lengths[a]
             data = dumps(((ids[a],), None if weight == 1.0 else weight,
+                          (values[a],) if variable else
                           values[a * value_size:b * value_size] if value_size else None), 2)
             if comp:
                 data = zlib.compress(data, comp)
@@ -132,6 +137,7 @@ def write_terms(fw: Any, terms: Sequence[bytes], starts: Sequence[int], ids: Seq
                 first = w[0]
                 data = dumps(((block_ids[0], *[y - x for x, y in zip(block_ids, block_ids[1:])]),
                               (None if first == 1.0 else first) if w.count(first) == len(w) else tuple(w),
+                              tuple(values[s:e]) if variable else
                               values[s * value_size:e * value_size] if value_size else None), 2)
                 if comp:
                     data = zlib.compress(data, comp)

@@ -246,8 +246,8 @@ class Gateway:
 
     def _meta_entry(self, name: str) -> dict[str, Any]:
         descriptions = {
-            SEARCH_TOOL: ("Search the tool catalog for tools that can do a task. Describe the need in a "
-                          "few words (e.g. 'convert time zones', 'git log'). "
+            # How to word a query is said once, by the schema's `query` / `queries` (search/arguments.py).
+            SEARCH_TOOL: ("Search the tool catalog for tools that can do a task. "
                           + ("Found tools are added to your tool list." if self.options.mode == "dynamic"
                              else f"Answers each tool's name, purpose and arguments; run one with {CALL_TOOL}.")),
             CALL_TOOL: f"Run a tool found with {SEARCH_TOOL}: its name and its arguments as an object.",

@@ -253,3 +253,27 @@ def test_two_learns_at_once_both_count(tmp_path):
         t.join()
     evidence = LearnedEvidence.load(learned_path(tmp_path / "index"))
     assert {name: len(evidence.requests(name)) for name in names} == dict.fromkeys(names, 40)
+
+
+def test_search_and_rank_rank_with_one_profiles_evidence_from_the_command_line(tmp_path, capsys):
+    """`learn --profile P` had no way back from the command line: search and rank used only "default"."""
+    tools = tmp_path / "tools.jsonl"
+    write(tools, *({"name": t.name, "description": t.description, "parameters": {"type": "object"}}
+                   for t in catalog()[0].tools))
+    index = str(tmp_path / "index")
+    queries = write(tmp_path / "q.jsonl", {"id": 1, "query": QUERY})
+    usage = write(tmp_path / "u.jsonl", *({**p, "profile": "acme"} for p in PEOPLE))
+    assert main(["learn", "--catalog", str(tools), "--index", index, "--usage", usage, "--profile", "acme"]) == 0
+    capsys.readouterr()
+    rank = ["rank", "--catalog", str(tools), "--index", index, "--queries", queries, "-k", "1"]
+    assert main(rank) == 0
+    assert json.loads(capsys.readouterr().out)["ranked"] != ["mortgage_payment"]  # default learned nothing
+    assert main([*rank, "--learned", "acme"]) == 0
+    assert json.loads(capsys.readouterr().out)["ranked"] == ["mortgage_payment"]
+    assert main(["search", QUERY, "--catalog", str(tools), "--index", index, "--learned", "acme", "-k", "1"]) == 0
+    assert "mortgage_payment" in capsys.readouterr().out
+    assert main([*rank, "--learned", "acme2"]) == 2  # a misspelt profile is not a silent plain ranking
+    err = capsys.readouterr().err
+    assert "--learned 'acme2'" in err and "no learned evidence of that profile" in err and "--profile acme2" in err
+    assert main(["search", QUERY, "--catalog", str(tools), "--learned", "acme"]) == 2
+    assert "give --index DIR too" in capsys.readouterr().err

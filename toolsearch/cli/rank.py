@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .search import add_catalog_options, add_rerank_option, open_searcher, positive_int
+from .search import add_catalog_options, add_learned_option, add_rerank_option, open_searcher, positive_int
 
 __all__ = ["add_parser", "read_queries", "run"]
 
@@ -29,6 +29,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("-k", type=positive_int, default=10, help="names per query (default: 10)")
     parser.add_argument("--out", type=Path, default=None, metavar="FILE", help="also write here")
     add_rerank_option(parser)
+    add_learned_option(parser)
     parser.set_defaults(run=run)
 
 

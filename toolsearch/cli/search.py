@@ -23,8 +23,8 @@ from ._catalog import require_tools
 from ._index import INDEX_HELP, check_index_folder, record_catalog
 from ._progress import show_embedding_progress
 
-__all__ = ["RERANK_MODES", "add_catalog_options", "add_parser", "add_rerank_option", "normalize_rerank",
-           "open_searcher", "run", "why_no_match"]
+__all__ = ["RERANK_MODES", "add_catalog_options", "add_learned_option", "add_parser", "add_rerank_option",
+           "normalize_rerank", "open_searcher", "run", "why_no_match"]
 
 
 def add_catalog_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
@@ -56,6 +56,30 @@ def add_rerank_option(parser: argparse.ArgumentParser) -> None:
                         "'hybrid' (the default when given bare) also adds tools found by meaning only")
 
 
+def add_learned_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--learned", default=None, metavar="PROFILE",
+                        help="rank with what `toolsearch learn --profile PROFILE` taught the --index folder "
+                        "(default: its 'default' profile's evidence, if any)")
+
+
+def _learned_profile(args: argparse.Namespace) -> str | None:
+    """--learned PROFILE, checked: it needs --index, and the folder must hold that profile's evidence
+    (a misspelt profile would otherwise rank silently without any)."""
+    profile = getattr(args, "learned", None)
+    if profile is None:
+        return None
+    if args.index is None:
+        raise ConfigError(f"--learned {echo(profile)} reads the evidence `toolsearch learn` wrote into an index "
+                          "folder: give --index DIR too")
+    from ..usage.learned import learned_path
+
+    if not learned_path(args.index, profile).is_file():
+        raise ConfigError(f"--learned {echo(profile)}: {args.index} holds no learned evidence of that profile "
+                          f"(fold usage into it with: toolsearch learn --catalog {args.catalog} --index {args.index} "
+                          f"--profile {profile} --usage FILE)")
+    return profile
+
+
 def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     from ..index.config import SearchConfig
     from ..index.searcher import Searcher
@@ -63,6 +87,7 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
     args.catalog = args.catalog or default_catalog_path()
     if args.index is not None:
         check_index_folder(args.index, args.catalog)
+    learned = _learned_profile(args)
     rerank = getattr(args, "rerank", None) or "off"
     if rerank != "off":
         show_embedding_progress(args.command)
@@ -74,7 +99,7 @@ def open_searcher(args: argparse.Namespace, *, progress: bool = False) -> Any:
         reranker = build_reranker(rerank, progress=True)
     searcher = Searcher.from_path(args.catalog, args.index, progress=progress or rerank != "off",
                                   config=SearchConfig(no_match=getattr(args, "no_match", None) or "balanced"),
-                                  reranker=reranker)
+                                  reranker=reranker, learned=learned)
     require_tools(args.catalog, len(searcher.catalog), searcher.problems)
     if args.index is not None:
         record_catalog(args.index, args.catalog)
@@ -105,6 +130,7 @@ def add_parser(subparsers: Any) -> None:
                         help='one JSON object per hit; no good match: one object {"hits": [], '
                              '"no_good_match": REASON}')
     add_rerank_option(parser)
+    add_learned_option(parser)
     parser.add_argument("--no-match", choices=("balanced", "strict", "off"), default="balanced",
                         help="when to answer 'no good match': balanced (default: only when no tool shares a "
                              "meaningful word with the request), strict (the calibrated rule), off (never)")

@@ -37,6 +37,14 @@ def top(searcher: Searcher, query: str = QUERY, k: int = 3) -> list[str]:
     return [h.name for h in searcher.candidates(query, k)]
 
 
+def tools_file(tmp_path):
+    """The catalog as a tools.jsonl, as the command line takes it."""
+    tools = tmp_path / "tools.jsonl"
+    write(tools, *({"name": t.name, "description": t.description, "parameters": {"type": "object"}}
+                   for t in catalog()[0].tools))
+    return tools
+
+
 def write(path, *records: dict) -> str:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return str(path)
@@ -202,9 +210,7 @@ def test_learned_evidence_is_per_profile_in_the_index_folder(tmp_path):
 # --- the command line -------------------------------------------------------------------------------
 
 def test_learn_then_rank_from_the_command_line(tmp_path, capsys):
-    tools = tmp_path / "tools.jsonl"
-    write(tools, *({"name": t.name, "description": t.description, "parameters": {"type": "object"}}
-                   for t in catalog()[0].tools))
+    tools = tools_file(tmp_path)
     index = str(tmp_path / "index")
     queries = write(tmp_path / "q.jsonl", {"id": 1, "query": QUERY})
     assert main(["rank", "--catalog", str(tools), "--index", index, "--queries", queries, "-k", "1"]) == 0
@@ -257,9 +263,7 @@ def test_two_learns_at_once_both_count(tmp_path):
 
 def test_search_and_rank_rank_with_one_profiles_evidence_from_the_command_line(tmp_path, capsys):
     """`learn --profile P` had no way back from the command line: search and rank used only "default"."""
-    tools = tmp_path / "tools.jsonl"
-    write(tools, *({"name": t.name, "description": t.description, "parameters": {"type": "object"}}
-                   for t in catalog()[0].tools))
+    tools = tools_file(tmp_path)
     index = str(tmp_path / "index")
     queries = write(tmp_path / "q.jsonl", {"id": 1, "query": QUERY})
     usage = write(tmp_path / "u.jsonl", *({**p, "profile": "acme"} for p in PEOPLE))

@@ -22,10 +22,11 @@ import json
 import os
 import statistics
 import time
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-__all__ = ["conversation", "overhead", "search_answer_tokens"]
+__all__ = ["FixedTurns", "conversation", "fixed_turns", "overhead", "play", "search_answer_tokens"]
 
 TARGETS_MS = {10_000: 1.0, 100_000: 2.0}
 
@@ -39,6 +40,32 @@ class _FixedRetriever:
 
     def search(self, query: str, k: int = 5, *, exclude: Any = (), allow: Any = None) -> list[Any]:
         return [h for h in self._hits.get(query, []) if h.name not in exclude][:k]
+
+
+@dataclass(frozen=True)
+class FixedTurns:
+    """A `size`-tool catalog, `turns` real user requests and their precomputed hits (bm25s, top 5)."""
+    catalog: Any
+    texts: list[str]
+    hits: dict[str, list[Any]]
+    retriever: _FixedRetriever
+
+
+def fixed_turns(size: int, turns: int) -> FixedTurns:
+    """The set-up every interceptor-overhead measurement shares (untimed)."""
+    from toolsearch import Catalog, Hit, count_tokens
+
+    from .baselines import BM25S
+    from .data import query_texts, sized_catalog, skills_of, tool_to_row
+
+    tools = sized_catalog(size)
+    catalog = Catalog(skills_of(tools))
+    texts = query_texts(turns)
+    ranker = BM25S([tool_to_row(t) for t in tools])
+    hits = {q: [Hit(n, 1.0, catalog.tool(n).skill, (), catalog.tool(n)) for n in ranker.search(q, 5)]
+            for q in texts}
+    count_tokens("warm up")  # the tokenizer loads once per process (at wrap() for async clients)
+    return FixedTurns(catalog, texts, hits, _FixedRetriever(catalog, hits))
 
 
 def _completion(number: int, message: dict[str, Any]) -> Any:
@@ -58,25 +85,15 @@ def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
 
 def overhead(*, size: int, turns: int) -> dict[str, Any]:
     """Per-create overhead in microseconds at a `size`-tool catalog (see the module docstring)."""
-    from toolsearch import Catalog, Hit, InterceptorOptions, Session, count_tokens
+    from toolsearch import InterceptorOptions, Session
 
-    from .baselines import BM25S
-    from .data import query_texts, sized_catalog, skills_of, tool_to_row
-
-    tools = sized_catalog(size)
-    catalog = Catalog(skills_of(tools))
-    texts = query_texts(turns)
-    ranker = BM25S([tool_to_row(t) for t in tools])
-    hits = {q: [Hit(n, 1.0, catalog.tool(n).skill, (), catalog.tool(n)) for n in ranker.search(q, 5)]
-            for q in texts}
-    retriever = _FixedRetriever(catalog, hits)
-    count_tokens("warm up")  # the tokenizer loads once per process (at wrap() for async clients)
+    fixed = fixed_turns(size, turns)
     options = InterceptorOptions()
     wrapper = SimpleNamespace(options=options, reminder=lambda: None)
-    out: dict[str, Any] = {"catalog_tools": size, "turns": len(texts)}
+    out: dict[str, Any] = {"catalog_tools": size, "turns": len(fixed.texts)}
     out["load_average"] = os.getloadavg()[0]
     for phase in ("cold", "warm"):  # cold: every loaded tool is token-counted for the first time
-        passes = [_play(Session(options, id=phase), retriever, wrapper, texts, hits, catalog)
+        passes = [play(Session(options, id=phase), fixed, wrapper)
                   for _ in range(1 if phase == "cold" else 3)]
         wall, cpu = min(passes, key=lambda p: statistics.fmean(p[1]))  # warm: the best of 3 passes
         out[phase] = {"mean_us": statistics.fmean(cpu), "p50_us": statistics.median(cpu),
@@ -89,8 +106,7 @@ def overhead(*, size: int, turns: int) -> dict[str, Any]:
     return out
 
 
-def _play(session: Any, retriever: Any, wrapper: Any, texts: list[str], hits: dict[str, Any],
-          catalog: Any) -> tuple[list[float], list[float]]:
+def play(session: Any, fixed: FixedTurns, wrapper: Any) -> tuple[list[float], list[float]]:
     """Per create: (wall-clock µs, process CPU µs). CPU time is what the targets are judged on: on a
     shared machine the wall clock also counts the time slices other processes took."""
     from toolsearch.interceptor.core import turn_flow
@@ -98,6 +114,7 @@ def _play(session: Any, retriever: Any, wrapper: Any, texts: list[str], hits: di
     from toolsearch.interceptor.providers.openai_chat.adapter import ChatAdapter
     from toolsearch.interceptor.providers.openai_chat.shapes import clean_kwargs
 
+    texts, hits, catalog, retriever = fixed.texts, fixed.hits, fixed.catalog, fixed.retriever
     wall: list[float] = []
     cpu: list[float] = []
     for i, text in enumerate(texts):

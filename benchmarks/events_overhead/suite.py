@@ -2,7 +2,7 @@
 
     python -m benchmarks.events_overhead [--size 1000] [--turns 40] [--repeats 9]
 
-The measured loop is `common.interceptor._play`: one session plays `turns` user turns (a search round, a
+The measured loop is `common.interceptor.play`: one session plays `turns` user turns (a search round, a
 call round, an answer) over a `size`-tool catalog, search precomputed and HTTP replaced by pre-built
 responses, so the clock covers only what toolsearch does per create (process CPU time). Three variants
 run interleaved, pass by pass, so drift on a shared machine hits them alike:
@@ -32,21 +32,12 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def measure(*, size: int = 1000, turns: int = 40, repeats: int = 9) -> dict[str, Any]:
-    from toolsearch import Catalog, Hit, InterceptorOptions, Session, count_tokens
+    from toolsearch import InterceptorOptions, Session
     from toolsearch.interceptor import driver
 
-    from ..common.baselines import BM25S
-    from ..common.data import query_texts, sized_catalog, skills_of, tool_to_row
-    from ..common.interceptor import _FixedRetriever, _play
+    from ..common.interceptor import fixed_turns, play
 
-    tools = sized_catalog(size)
-    catalog = Catalog(skills_of(tools))
-    texts = query_texts(turns)
-    ranker = BM25S([tool_to_row(t) for t in tools])
-    hits = {q: [Hit(n, 1.0, catalog.tool(n).skill, (), catalog.tool(n)) for n in ranker.search(q, 5)]
-            for q in texts}
-    retriever = _FixedRetriever(catalog, hits)
-    count_tokens("warm up")
+    fixed = fixed_turns(size, turns)
     variants = {
         "removed": InterceptorOptions(),
         "no_subscriber": InterceptorOptions(),
@@ -59,13 +50,13 @@ def measure(*, size: int = 1000, turns: int = 40, repeats: int = 9) -> dict[str,
             driver.publish_turn = (lambda session, recorder: None) if name == "removed" else real_publish
             try:
                 wrapper = SimpleNamespace(options=options, reminder=lambda: None)
-                _wall, cpu = _play(Session(options, id=f"{name}-{number}"), retriever, wrapper, texts, hits, catalog)
+                _wall, cpu = play(Session(options, id=f"{name}-{number}"), fixed, wrapper)
             finally:
                 driver.publish_turn = real_publish
             if number:
                 means[name].append(statistics.fmean(cpu))
         variants["subscriber"].events.flush(30)
-    out: dict[str, Any] = {"catalog_tools": size, "turns": len(texts), "repeats": repeats,
+    out: dict[str, Any] = {"catalog_tools": size, "turns": len(fixed.texts), "repeats": repeats,
                            "load_average": os.getloadavg()[0], "python": sys.version.split()[0]}
     for name, values in means.items():
         out[name] = {"median_us": statistics.median(values), "min_us": min(values),
